@@ -1,0 +1,1 @@
+"""Retrieval-augmented answering: ingestion, retrieval, the stage pipeline, LLM providers, APIs."""

@@ -1,0 +1,1 @@
+"""Document ingestion: extraction, normalization, chunking, embedding."""

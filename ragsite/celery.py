@@ -1,0 +1,41 @@
+"""The Celery app. Broker and result backend come from REDIS_URL (via settings); without it,
+settings make every task run eagerly in the calling process."""
+
+import os
+
+from celery import Celery
+from celery.signals import before_task_publish, task_postrun, task_prerun
+
+from ragsite.request_id import get_request_id, reset_request_id, set_request_id
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ragsite.settings.local")
+
+app = Celery("ragsite")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()
+
+
+@app.task(name="ragsite.ping")
+def ping() -> str:
+    """Round trip through the broker and a worker; used by tests and operators."""
+    return "pong"
+
+
+# Carry the request id of the request that queued a task into the task's log lines.
+@before_task_publish.connect
+def _attach_request_id(headers=None, **_kwargs):
+    if headers is not None and get_request_id():
+        headers["lexrag_request_id"] = get_request_id()
+
+
+@task_prerun.connect
+def _bind_request_id(task=None, **_kwargs):
+    request_id = getattr(task.request, "lexrag_request_id", None) if task else None
+    task.request.lexrag_request_id_token = set_request_id(request_id or f"task_{task.request.id}")
+
+
+@task_postrun.connect
+def _unbind_request_id(task=None, **_kwargs):
+    token = getattr(task.request, "lexrag_request_id_token", None) if task else None
+    if token is not None:
+        reset_request_id(token)

@@ -1,0 +1,33 @@
+"""System checks for settings that must hold together (run by manage.py check, migrate, serve)."""
+
+from django.conf import settings
+from django.core.checks import Error, register
+
+CHOICES = {
+    "VECTOR_DB": ("pgvector",),
+    "RAG_LLM_PROVIDER": ("extractive", "anthropic", "ollama"),
+    "RAG_INJECTION_POLICY": ("flag", "reject"),
+    "RAG_CACHE_BACKEND": ("redis", "memory"),
+    "LOG_FORMAT": ("json", "text"),
+}
+
+
+@register()
+def check_rag_settings(app_configs=None, **kwargs):
+    errors = []
+    for name, allowed in CHOICES.items():
+        value = getattr(settings, name)
+        if value not in allowed:
+            errors.append(
+                Error(f"{name}={value!r} is not supported", hint=f"Use one of {', '.join(allowed)}.",
+                      id="lexrag.E001")
+            )
+    if not 0 <= settings.RAG_CHUNK_OVERLAP < settings.RAG_CHUNK_SIZE:
+        errors.append(Error("RAG_CHUNK_OVERLAP must be >= 0 and smaller than RAG_CHUNK_SIZE",
+                            id="lexrag.E002"))
+    weights = (settings.RAG_SIMILARITY_WEIGHT, settings.RAG_RECENCY_WEIGHT, settings.RAG_TRUST_WEIGHT)
+    if min(weights) < 0 or sum(weights) <= 0:
+        errors.append(Error("ranking weights must be non-negative and not all zero", id="lexrag.E003"))
+    if settings.RAG_LLM_PROVIDER == "anthropic" and not settings.ANTHROPIC_API_KEY:
+        errors.append(Error("RAG_LLM_PROVIDER=anthropic needs ANTHROPIC_API_KEY", id="lexrag.E004"))
+    return errors

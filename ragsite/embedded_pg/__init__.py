@@ -1,0 +1,1 @@
+"""Django database backend and process manager for the bundled PostgreSQL + pgvector server."""

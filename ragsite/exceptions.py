@@ -1,0 +1,77 @@
+"""Application errors. Services raise these (never DRF exceptions); one handler renders them as
+`{"error_type", "message", "request_id", "details"}` with the error's HTTP status."""
+
+from __future__ import annotations
+
+
+class ApplicationError(Exception):
+    """Base of every expected failure; `error_type` defaults to the class name."""
+
+    status_code = 500
+    default_message = "The request could not be completed."
+
+    def __init__(self, message: str | None = None, *, details: dict | None = None):
+        self.message = message or self.default_message
+        self.details = details or {}
+        super().__init__(self.message)
+
+    @property
+    def error_type(self) -> str:
+        return type(self).__name__
+
+
+class InvalidQuery(ApplicationError):
+    status_code = 400
+    default_message = "The query is not valid."
+
+
+class InvalidInput(ApplicationError):
+    status_code = 400
+    default_message = "The request is not valid."
+
+
+class NotFound(ApplicationError):
+    """Missing and "belongs to another tenant" are the same error, by design."""
+
+    status_code = 404
+    default_message = "Not found."
+
+
+class PermissionDenied(ApplicationError):
+    status_code = 403
+    default_message = "You do not have permission to do this."
+
+
+class NoActiveTenant(ApplicationError):
+    status_code = 403
+    default_message = "Your account is not a member of any tenant."
+
+
+class Conflict(ApplicationError):
+    status_code = 409
+    default_message = "The request conflicts with the current state."
+
+
+class PayloadTooLarge(ApplicationError):
+    status_code = 413
+    default_message = "The upload is too large."
+
+
+class UnsupportedMediaType(ApplicationError):
+    status_code = 415
+    default_message = "This file type is not supported."
+
+
+class VectorStoreUnavailable(ApplicationError):
+    status_code = 503
+    default_message = "The document index is temporarily unavailable. Please try again."
+
+
+class LLMUnavailable(ApplicationError):
+    status_code = 503
+    default_message = "The language model is temporarily unavailable. Please try again."
+
+
+class GenerationTimeout(ApplicationError):
+    status_code = 504
+    default_message = "The language model did not answer in time."

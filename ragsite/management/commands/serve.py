@@ -1,0 +1,52 @@
+"""manage.py serve — the web server and one Celery worker together; Ctrl-C stops both.
+
+Without a broker (REDIS_URL unset) tasks run eagerly inside the web process, so no worker starts.
+"""
+
+import signal
+import subprocess
+import sys
+import time
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+
+def _interrupt(*_):
+    raise KeyboardInterrupt
+
+
+class Command(BaseCommand):
+    help = "Run the development web server and a Celery worker until interrupted."
+
+    def add_arguments(self, parser):
+        parser.add_argument("addrport", nargs="?", default="127.0.0.1:8000")
+
+    def handle(self, *args, addrport, **options):
+        python = sys.executable
+        commands = {"web": [python, "manage.py", "runserver", addrport, "--noreload"]}
+        if settings.CELERY_BROKER_URL and not settings.CELERY_TASK_ALWAYS_EAGER:
+            commands["worker"] = [
+                python, "-m", "celery", "-A", "ragsite", "worker",
+                "--loglevel=INFO", f"--concurrency={settings.CELERY_WORKER_CONCURRENCY}",
+            ]
+        else:
+            self.stdout.write("No broker configured: tasks run inside the web process.")
+        processes = {name: subprocess.Popen(cmd) for name, cmd in commands.items()}
+        signal.signal(signal.SIGTERM, _interrupt)
+        try:
+            while all(proc.poll() is None for proc in processes.values()):
+                time.sleep(0.5)
+            exited = [name for name, proc in processes.items() if proc.poll() is not None]
+            self.stderr.write(f"{', '.join(exited)} exited; stopping the rest.")
+        except KeyboardInterrupt:
+            self.stdout.write("Stopping…")
+        finally:
+            for proc in processes.values():
+                if proc.poll() is None:
+                    proc.terminate()
+            for proc in processes.values():
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()

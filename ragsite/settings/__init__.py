@@ -1,0 +1,1 @@
+"""Settings split as base / local / production / test; everything comes from the environment."""

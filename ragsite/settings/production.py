@@ -1,0 +1,35 @@
+"""Production: no default secrets. Start-up fails when SECRET_KEY, ALLOWED_HOSTS or DATABASE_URL is
+missing, and `manage.py check --deploy` is clean."""
+
+from .base import *  # noqa: F403
+from django.core.exceptions import ImproperlyConfigured
+
+from .base import env
+
+
+def _required(name: str) -> str:
+    value = env(name, default="").strip()
+    if not value:
+        raise ImproperlyConfigured(f"{name} must be set in production (no default is safe)")
+    return value
+
+
+DEBUG = False
+SECRET_KEY = _required("SECRET_KEY")
+ALLOWED_HOSTS = [host.strip() for host in _required("ALLOWED_HOSTS").split(",") if host.strip()]
+# Base settings already built DATABASES from it; production never runs the embedded server.
+_required("DATABASE_URL")
+
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+# Health probes come from inside the cluster over plain HTTP.
+SECURE_REDIRECT_EXEMPT = [r"^api/v1/health$"]
+SESSION_COOKIE_SECURE = True
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_SECURE = True
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"

@@ -1,0 +1,20 @@
+from django.contrib import admin
+from django.urls import include, path, re_path
+
+from ragsite.apis import HealthApi
+from ragsite.exception_handlers import json_404
+
+handler404 = "ragsite.exception_handlers.json_404"
+handler500 = "ragsite.exception_handlers.json_500"
+
+api_v1 = [
+    path("health", HealthApi.as_view(), name="health"),
+    path("tenants/", include("tenants.urls")),
+]
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/v1/", include(api_v1)),
+    # Unknown /api/ URLs answer with the JSON error body, even with DEBUG on.
+    re_path(r"^api/", json_404),
+]

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class TemplatesAdminConfig(AppConfig):
+    name = "templates_admin"
+    verbose_name = "Prompt templates"

@@ -1,0 +1,66 @@
+"""Django admin for tenants, memberships and API keys. A new key is shown once, in a message."""
+
+from django.contrib import admin, messages
+from django.utils import timezone
+
+from . import services
+from .models import ApiKey, Membership, Tenant
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Tenant)
+class TenantAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "is_active", "created_at"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+    inlines = [MembershipInline]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "tenant", "role", "created_at"]
+    list_filter = ["role", "tenant"]
+    search_fields = ["user__username", "tenant__name"]
+    autocomplete_fields = ["user", "tenant"]
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    list_display = ["name", "tenant", "masked", "role", "created_at", "last_used_at", "revoked_at"]
+    list_filter = ["tenant", "role"]
+    search_fields = ["name", "prefix"]
+    actions = ["revoke"]
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["tenant", "name", "role"]
+        return ["tenant", "name", "role", "masked", "created_by", "created_at", "last_used_at", "revoked_at"]
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return []
+        return ["tenant", "masked", "created_by", "created_at", "last_used_at", "revoked_at"]
+
+    @admin.display(description="Key")
+    def masked(self, obj):
+        return f"lx_{obj.prefix}_…"
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            return super().save_model(request, obj, form, change)
+        api_key, raw_key = services.api_key_create(
+            tenant=obj.tenant, name=obj.name, role=obj.role, created_by=request.user
+        )
+        obj.pk = api_key.pk
+        obj.prefix = api_key.prefix
+        messages.warning(request, f"Copy this key now; it will not be shown again: {raw_key}")
+
+    @admin.action(description="Revoke selected keys")
+    def revoke(self, request, queryset):
+        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        self.message_user(request, f"Revoked {count} key(s).")

@@ -1,0 +1,112 @@
+"""Tenant endpoints: who am I acting as, switch tenant (sessions), and API key management."""
+
+from __future__ import annotations
+
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ragsite.exceptions import InvalidInput
+
+from . import selectors, services
+from .api_base import TenantApiView
+from .models import Role
+from .permissions import IsAuthenticatedUser
+
+
+class TenantOutputSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    name = serializers.CharField()
+
+
+class CurrentTenantApi(TenantApiView):
+    """GET: the tenant and role this request acts as, and how it authenticated."""
+
+    class OutputSerializer(serializers.Serializer):
+        tenant = TenantOutputSerializer()
+        role = serializers.CharField()
+        via = serializers.CharField()
+
+    def get(self, request):
+        via = "api_key" if self.credential.api_key else "session"
+        data = {"tenant": self.tenant, "role": self.credential.role, "via": via}
+        return Response(self.OutputSerializer(data).data)
+
+
+class MembershipListApi(APIView):
+    """GET: the tenants a logged-in user belongs to (the tenant switcher's choices)."""
+
+    permission_classes = [IsAuthenticatedUser]
+
+    class OutputSerializer(serializers.Serializer):
+        tenant = TenantOutputSerializer()
+        role = serializers.CharField()
+
+    def get(self, request):
+        if request.user.pk is None:  # an API key belongs to exactly one tenant
+            credential = request.auth
+            memberships = [{"tenant": credential.tenant, "role": credential.role}]
+        else:
+            memberships = selectors.membership_list_for_user(user=request.user)
+        return Response(self.OutputSerializer(memberships, many=True).data)
+
+
+class TenantSwitchApi(APIView):
+    """POST {"tenant": slug}: make another of the user's tenants the session's active one."""
+
+    permission_classes = [IsAuthenticatedUser]
+
+    class InputSerializer(serializers.Serializer):
+        tenant = serializers.SlugField()
+
+    def post(self, request):
+        if request.user.pk is None:
+            raise InvalidInput("An API key is bound to its tenant and cannot switch.")
+        payload = self.InputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        credential = services.session_tenant_switch(
+            user=request.user, session=request.session, slug=payload.validated_data["tenant"]
+        )
+        return Response({"tenant": TenantOutputSerializer(credential.tenant).data, "role": credential.role})
+
+
+class ApiKeyOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    prefix = serializers.CharField()
+    role = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    last_used_at = serializers.DateTimeField()
+    revoked_at = serializers.DateTimeField()
+
+
+class ApiKeyListCreateApi(TenantApiView):
+    """GET: the tenant's keys (prefix only). POST {name, role}: a new key, shown in full once."""
+
+    required_role = Role.ADMIN
+
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=100)
+        role = serializers.ChoiceField(choices=[Role.VIEWER, Role.MEMBER, Role.ADMIN], default=Role.MEMBER)
+
+    def get(self, request):
+        keys = selectors.api_key_list(tenant=self.tenant)
+        return Response(ApiKeyOutputSerializer(keys, many=True).data)
+
+    def post(self, request):
+        payload = self.InputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        creator = request.user if request.user.pk else None
+        api_key, raw_key = services.api_key_create(tenant=self.tenant, created_by=creator, **payload.validated_data)
+        body = {**ApiKeyOutputSerializer(api_key).data, "key": raw_key}
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+class ApiKeyRevokeApi(TenantApiView):
+    """DELETE: revoke one of the tenant's keys (it stops working at once; the row is kept)."""
+
+    required_role = Role.ADMIN
+
+    def delete(self, request, key_id: int):
+        api_key = services.api_key_revoke(tenant=self.tenant, key_id=key_id)
+        return Response(ApiKeyOutputSerializer(api_key).data)

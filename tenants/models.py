@@ -1,0 +1,135 @@
+"""Tenants (law firms), their members' roles, and tenant-bound API keys.
+
+Every tenant-owned model elsewhere inherits `TenantOwned`: a non-null tenant FK, and a manager
+whose `for_tenant()` is the only sanctioned way to start a query (selectors build on it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.db import models
+from django.utils import timezone
+
+
+class Tenant(models.Model):
+    slug = models.SlugField(max_length=63, unique=True)
+    name = models.CharField(max_length=200)
+    settings = models.JSONField(default=dict, blank=True)
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class TenantOwnedQuerySet(models.QuerySet):
+    def for_tenant(self, tenant: Tenant) -> TenantOwnedQuerySet:
+        """Rows of `tenant` only. A missing tenant is a programming error, never "all rows"."""
+        if tenant is None or tenant.pk is None:
+            raise ValueError("a saved tenant is required to scope a query")
+        return self.filter(tenant=tenant)
+
+
+class TenantOwned(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+
+    objects = TenantOwnedQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+
+class Role(models.TextChoices):
+    """Ordered from least to most privileged; `Role.at_least` compares them."""
+
+    VIEWER = "viewer", "Viewer"
+    MEMBER = "member", "Member"
+    ADMIN = "admin", "Admin"
+    OWNER = "owner", "Owner"
+
+    @classmethod
+    def rank(cls, role: str) -> int:
+        return list(cls.values).index(role)
+
+    @classmethod
+    def at_least(cls, role: str, minimum: str) -> bool:
+        return cls.rank(role) >= cls.rank(minimum)
+
+
+class Membership(TenantOwned):
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "user"], name="membership_unique_tenant_user")
+        ]
+        ordering = ["tenant__name"]
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.tenant} ({self.role})"
+
+
+API_KEY_PREFIX_LENGTH = 8
+_prefix_validator = RegexValidator(r"^[a-z0-9]{8}$", "prefix is 8 lowercase letters or digits")
+
+
+def hash_api_key_secret(secret: str) -> str:
+    """SHA-256 of the secret part. Keys are 256-bit random, so a fast hash is safe (no guessing)."""
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class ApiKey(TenantOwned):
+    """A tenant-bound credential: `lx_<prefix>_<secret>`. Only the hash of the secret is stored;
+    the full key is shown once, at creation."""
+
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=API_KEY_PREFIX_LENGTH, unique=True, validators=[_prefix_validator])
+    hashed_secret = models.CharField(max_length=64)
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "API key"
+
+    def __str__(self) -> str:
+        return f"{self.name} (lx_{self.prefix}_…)"
+
+    @property
+    def is_revoked(self) -> bool:
+        return self.revoked_at is not None
+
+    def secret_matches(self, secret: str) -> bool:
+        return hmac.compare_digest(self.hashed_secret, hash_api_key_secret(secret))
+
+    @staticmethod
+    def generate() -> tuple[str, str]:
+        """A fresh (prefix, secret) pair."""
+        alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+        prefix = "".join(secrets.choice(alphabet) for _ in range(API_KEY_PREFIX_LENGTH))
+        return prefix, secrets.token_urlsafe(32)
+
+    def mark_used(self, *, resolution_seconds: int) -> None:
+        """Record use, writing at most once per `resolution_seconds`."""
+        now = timezone.now()
+        if self.last_used_at and (now - self.last_used_at).total_seconds() < resolution_seconds:
+            return
+        ApiKey.objects.filter(pk=self.pk).update(last_used_at=now)
+        self.last_used_at = now

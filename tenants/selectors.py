@@ -1,0 +1,58 @@
+"""Reads. Every tenant-owned lookup takes `tenant` as its first required keyword, and "missing" and
+"belongs to another tenant" raise the same `NotFound`. Other apps scope through `owned_get` /
+`owned_list` instead of touching `Model.objects` directly."""
+
+from __future__ import annotations
+
+from django.db.models import Model, QuerySet
+
+from ragsite.exceptions import NotFound
+
+from .models import ApiKey, Membership, Tenant, TenantOwned
+
+
+def owned_list(model: type[TenantOwned], *, tenant: Tenant) -> QuerySet:
+    """All rows of a tenant-owned `model` that belong to `tenant`."""
+    return model.objects.for_tenant(tenant)
+
+
+def owned_get(model: type[TenantOwned], *, tenant: Tenant, **lookup) -> Model:
+    """One row of `tenant`, or `NotFound` whether it is missing or another tenant's."""
+    try:
+        return owned_list(model, tenant=tenant).get(**lookup)
+    except (model.DoesNotExist, ValueError, TypeError) as exc:
+        # ValueError/TypeError: a malformed id is as unknown as a missing one.
+        raise NotFound(f"{model._meta.verbose_name.capitalize()} not found.") from exc
+
+
+def tenant_get_by_slug(*, slug: str) -> Tenant:
+    try:
+        return Tenant.objects.get(slug=slug, is_active=True)
+    except Tenant.DoesNotExist as exc:
+        raise NotFound("Tenant not found.") from exc
+
+
+def membership_list_for_user(*, user) -> QuerySet[Membership]:
+    """The user's memberships in active tenants, for the tenant switcher."""
+    return Membership.objects.filter(user=user, tenant__is_active=True).select_related("tenant")
+
+
+def membership_get(*, tenant: Tenant, user) -> Membership:
+    return owned_get(Membership, tenant=tenant, user=user)
+
+
+def membership_list(*, tenant: Tenant) -> QuerySet[Membership]:
+    return owned_list(Membership, tenant=tenant).select_related("user")
+
+
+def api_key_list(*, tenant: Tenant) -> QuerySet[ApiKey]:
+    return owned_list(ApiKey, tenant=tenant)
+
+
+def api_key_get(*, tenant: Tenant, key_id) -> ApiKey:
+    return owned_get(ApiKey, tenant=tenant, pk=key_id)
+
+
+def api_key_find_by_prefix(*, prefix: str) -> ApiKey | None:
+    """Authentication only: the key itself names its tenant, so this lookup is not tenant-scoped."""
+    return ApiKey.objects.select_related("tenant").filter(prefix=prefix).first()
