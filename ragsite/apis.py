@@ -1,5 +1,6 @@
 """Site-level API: health."""
 
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -14,6 +15,12 @@ class HealthApi(APIView):
     authentication_classes = []
     permission_classes = [AllowAny]
 
+    @extend_schema(
+        responses={
+            200: OpenApiResponse(description="healthy or degraded; one object per dependency"),
+            503: OpenApiResponse(description="unhealthy: the database or pgvector is unusable"),
+        }
+    )
     def get(self, request):
         report = health_check()
         return Response(report, status=503 if report["status"] == "unhealthy" else 200)

@@ -23,7 +23,7 @@ def _short_error(exc: Exception) -> str:
     return f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"[:200]
 
 
-def check_database(connection=default_connection) -> tuple[dict, dict]:
+def check_database(connection) -> tuple[dict, dict]:
     """(database, vector_store) reports from one round trip."""
     try:
         with connection.cursor() as cursor:
@@ -94,9 +94,9 @@ def overall_status(report: dict) -> str:
     return "degraded" if degraded else "healthy"
 
 
-def health_check(connection=default_connection) -> dict:
+def health_check(connection=None) -> dict:
     """Check every dependency; never raises."""
-    database, vector_store = check_database(connection)
+    database, vector_store = check_database(connection or default_connection)
     report = {
         "database": database,
         "vector_store": vector_store,

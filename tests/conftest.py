@@ -1,0 +1,103 @@
+"""Shared fixtures: tenants, users, API clients, real Redis and a real Celery worker."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from rest_framework.test import APIClient
+
+from tenants import services
+from tenants.models import Role
+from tests.factories import MembershipFactory, TenantFactory, UserFactory
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def tenant(db):
+    return TenantFactory(slug="acme-law", name="Acme Law LLP")
+
+
+@pytest.fixture
+def other_tenant(db):
+    return TenantFactory(slug="globex-legal", name="Globex Legal")
+
+
+@pytest.fixture
+def member(tenant):
+    """A user who is a member of `tenant`."""
+    return MembershipFactory(tenant=tenant, role=Role.MEMBER).user
+
+
+@pytest.fixture
+def api_client():
+    return APIClient()
+
+
+@pytest.fixture
+def make_key_client():
+    """make_key_client(tenant, role) -> APIClient authenticating with a fresh key of that tenant."""
+
+    def make(tenant, role=Role.MEMBER):
+        _, raw_key = services.api_key_create(tenant=tenant, name=f"{role} key", role=role)
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Api-Key {raw_key}")
+        client.raw_key = raw_key
+        return client
+
+    return make
+
+
+@pytest.fixture
+def redis_url():
+    """The real Redis the suite runs against. Skips without one, except where CI demands it."""
+    if not settings.REDIS_URL:
+        if os.environ.get("LEXRAG_REQUIRE_REDIS"):
+            pytest.fail("REDIS_URL is unset but LEXRAG_REQUIRE_REDIS demands Redis")
+        pytest.skip("REDIS_URL is unset (no Redis answering)")
+    return settings.REDIS_URL
+
+
+@pytest.fixture
+def celery_worker(redis_url, transactional_db):
+    """A real `celery worker` process on the real Redis broker, using the test database.
+
+    Tasks sent while it runs go through the broker (eager mode is switched off for the test).
+    """
+    from ragsite.celery import app
+
+    db_name = settings.DATABASES["default"]["NAME"]
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "ragsite.settings.test",
+        "CELERY_TASK_ALWAYS_EAGER": "false",
+        "EMBEDDED_PG_DATABASE": db_name,
+        "REDIS_URL": redis_url,
+    }
+    if settings.DATABASE_URL:
+        env["DATABASE_URL"] = settings.DATABASE_URL.rsplit("/", 1)[0] + f"/{db_name}"
+    queue = f"lexrag-test-{os.getpid()}-{time.monotonic_ns()}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "ragsite", "worker", "--pool=solo",
+         "--loglevel=WARNING", "-Q", queue, "--without-gossip", "--without-mingle", "--without-heartbeat"],
+        cwd=PROJECT_ROOT,
+        env=env,
+    )
+    previous = (app.conf.task_always_eager, app.conf.task_default_queue)
+    app.conf.task_always_eager = False
+    app.conf.task_default_queue = queue
+    try:
+        yield proc
+    finally:
+        app.conf.task_always_eager, app.conf.task_default_queue = previous
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()

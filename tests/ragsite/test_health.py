@@ -1,0 +1,117 @@
+"""GET /api/v1/health against the real database, pgvector and Redis, and with each taken away."""
+
+from unittest import mock
+
+import pytest
+from django.db.backends.postgresql.base import DatabaseWrapper
+from django.test import override_settings
+
+from ragsite import health
+from ragsite.embedded_pg import server
+
+UNREACHABLE_REDIS = "redis://127.0.0.1:1/0"
+
+
+def _connection_to(data_dir) -> DatabaseWrapper:
+    """A Django connection to the embedded server on `data_dir` (which may be stopped)."""
+    return DatabaseWrapper(
+        {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": "postgres",
+            "USER": "postgres",
+            "PASSWORD": "",
+            "HOST": str(server.socket_dir_for(data_dir)),
+            "PORT": "",
+            "OPTIONS": {"connect_timeout": 2},
+            "TIME_ZONE": None,
+            "CONN_MAX_AGE": 0,
+            "CONN_HEALTH_CHECKS": False,
+            "AUTOCOMMIT": True,
+            "ATOMIC_REQUESTS": False,
+            "TEST": {},
+        },
+        alias="health-probe",
+    )
+
+
+@pytest.mark.django_db
+def test_healthy_with_real_database_pgvector_and_redis(api_client, redis_url):
+    response = api_client.get("/api/v1/health")
+    body = response.json()
+    assert response.status_code == 200
+    assert body["status"] == "healthy", body
+    assert body["database"] == {"status": "connected", "engine": "postgresql", "version": body["database"]["version"]}
+    assert body["database"]["version"].startswith("18")
+    assert body["vector_store"]["backend"] == "pgvector"
+    assert body["vector_store"]["version"].startswith("0.8")
+    assert body["cache"] == {"status": "connected", "backend": "redis"}
+    assert body["broker"] == {"status": "connected"}
+    assert body["embedding_model"]["status"] in {"loaded", "not_loaded"}
+    assert body["llm"]["provider"] == "extractive" and body["llm"]["status"] == "ready"
+    assert body["timestamp"].endswith("Z")
+    assert response["X-Request-ID"]
+
+
+@pytest.mark.django_db
+def test_degraded_when_redis_is_unreachable(api_client):
+    caches = {
+        "default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": UNREACHABLE_REDIS,
+                    "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 0.5, "SOCKET_TIMEOUT": 0.5, "IGNORE_EXCEPTIONS": True}},
+    }
+    with override_settings(CACHES=caches, CELERY_BROKER_URL=UNREACHABLE_REDIS):
+        response = api_client.get("/api/v1/health")
+    body = response.json()
+    assert response.status_code == 200
+    assert body["status"] == "degraded"
+    assert body["cache"]["status"] == "unreachable"
+    assert body["broker"]["status"] == "unreachable"
+    assert body["database"]["status"] == "connected"
+
+
+@pytest.mark.django_db
+def test_without_redis_the_in_process_cache_is_healthy(api_client):
+    caches = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    with override_settings(CACHES=caches, CELERY_BROKER_URL=""):
+        body = api_client.get("/api/v1/health").json()
+    assert body["cache"]["status"] == "in_process"
+    assert body["broker"]["status"] == "eager"
+    assert body["status"] == "healthy"
+
+
+@pytest.mark.slow
+def test_unhealthy_when_the_database_server_is_down(api_client, scratch_pg_dir, django_db_blocker):
+    server.ensure_running(scratch_pg_dir)
+    with django_db_blocker.unblock():
+        probe = _connection_to(scratch_pg_dir)
+        with mock.patch.object(health, "default_connection", probe):
+            up = api_client.get("/api/v1/health")
+            server.stop(scratch_pg_dir)
+            down = api_client.get("/api/v1/health")
+        probe.close()
+    assert up.json()["database"]["status"] == "connected"
+    assert down.status_code == 503
+    body = down.json()
+    assert body["status"] == "unhealthy"
+    assert body["database"]["status"] == "unreachable"
+    assert body["vector_store"]["status"] == "unreachable"
+    assert "OperationalError" in body["database"]["error"]
+
+
+def test_unhealthy_when_pgvector_is_missing():
+    report = {
+        "database": {"status": "connected"},
+        "vector_store": {"status": "missing_extension"},
+        "cache": {"status": "connected"},
+        "broker": {"status": "connected"},
+        "embedding_model": {"status": "not_loaded"},
+        "llm": {"status": "ready"},
+    }
+    assert health.overall_status(report) == "unhealthy"
+
+
+@pytest.mark.django_db
+def test_degraded_when_the_embedding_model_is_missing(api_client):
+    with override_settings(EMBEDDING_MODEL="/nonexistent/model"):
+        body = api_client.get("/api/v1/health").json()
+    assert body["embedding_model"]["status"] == "unavailable"
+    assert body["status"] == "degraded"
