@@ -19,12 +19,16 @@ def check_rag_settings(app_configs=None, **kwargs):
         value = getattr(settings, name)
         if value not in allowed:
             errors.append(
-                Error(f"{name}={value!r} is not supported", hint=f"Use one of {', '.join(allowed)}.",
-                      id="lexrag.E001")
+                Error(
+                    f"{name}={value!r} is not supported",
+                    hint=f"Use one of {', '.join(allowed)}.",
+                    id="lexrag.E001",
+                )
             )
     if not 0 <= settings.RAG_CHUNK_OVERLAP < settings.RAG_CHUNK_SIZE:
-        errors.append(Error("RAG_CHUNK_OVERLAP must be >= 0 and smaller than RAG_CHUNK_SIZE",
-                            id="lexrag.E002"))
+        errors.append(
+            Error("RAG_CHUNK_OVERLAP must be >= 0 and smaller than RAG_CHUNK_SIZE", id="lexrag.E002")
+        )
     weights = (settings.RAG_SIMILARITY_WEIGHT, settings.RAG_RECENCY_WEIGHT, settings.RAG_TRUST_WEIGHT)
     if min(weights) < 0 or sum(weights) <= 0:
         errors.append(Error("ranking weights must be non-negative and not all zero", id="lexrag.E003"))

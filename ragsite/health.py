@@ -76,10 +76,17 @@ def check_llm() -> dict:
         return {"provider": provider, "status": "ready", "detail": "offline, no API key needed"}
     if provider == "anthropic":
         ready = bool(settings.ANTHROPIC_API_KEY)
-        return {"provider": provider, "model": settings.ANTHROPIC_MODEL,
-                "status": "configured" if ready else "missing_api_key"}
-    return {"provider": provider, "model": settings.OLLAMA_MODEL, "host": settings.OLLAMA_HOST,
-            "status": "configured"}
+        return {
+            "provider": provider,
+            "model": settings.ANTHROPIC_MODEL,
+            "status": "configured" if ready else "missing_api_key",
+        }
+    return {
+        "provider": provider,
+        "model": settings.OLLAMA_MODEL,
+        "host": settings.OLLAMA_HOST,
+        "status": "configured",
+    }
 
 
 def overall_status(report: dict) -> str:

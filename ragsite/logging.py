@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 
 from ragsite.request_id import get_request_id
 
-# Attributes every LogRecord has (and Django's HttpRequest); anything else was passed through `extra=` and is emitted as-is.
+# Attributes every LogRecord has, plus Django's `request`; anything else came through `extra=`
+# and is emitted as-is.
 _STANDARD_ATTRS = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "request_id", "request"}
 
 

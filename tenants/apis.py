@@ -107,7 +107,9 @@ class ApiKeyListCreateApi(TenantApiView):
         payload = self.InputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         creator = request.user if request.user.pk else None
-        api_key, raw_key = services.api_key_create(tenant=self.tenant, created_by=creator, **payload.validated_data)
+        api_key, raw_key = services.api_key_create(
+            tenant=self.tenant, created_by=creator, **payload.validated_data
+        )
         api_key.key = raw_key
         return Response(ApiKeyCreatedSerializer(api_key).data, status=status.HTTP_201_CREATED)
 

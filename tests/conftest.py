@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 
 from tenants import services
 from tenants.models import Role
-from tests.factories import MembershipFactory, TenantFactory, UserFactory
+from tests.factories import MembershipFactory, TenantFactory
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -84,8 +84,21 @@ def celery_worker(redis_url, transactional_db):
         env["DATABASE_URL"] = settings.DATABASE_URL.rsplit("/", 1)[0] + f"/{db_name}"
     queue = f"lexrag-test-{os.getpid()}-{time.monotonic_ns()}"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "ragsite", "worker", "--pool=solo",
-         "--loglevel=WARNING", "-Q", queue, "--without-gossip", "--without-mingle", "--without-heartbeat"],
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "ragsite",
+            "worker",
+            "--pool=solo",
+            "--loglevel=WARNING",
+            "-Q",
+            queue,
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ],
         cwd=PROJECT_ROOT,
         env=env,
     )

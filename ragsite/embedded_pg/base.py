@@ -8,6 +8,7 @@ is started at most once per process; if it is stopped later, connections fail lo
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from pathlib import Path
 
@@ -30,13 +31,10 @@ def _ensure_started_once(data_dir: Path) -> None:
 
 
 def _create_database(socket_dir: Path, name: str) -> None:
-    with psycopg.connect(
-        host=str(socket_dir), user=server.SUPERUSER, dbname="postgres", autocommit=True
-    ) as conn:
-        try:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-        except psycopg.errors.DuplicateDatabase:
-            pass  # another process created it first
+    connect = psycopg.connect(host=str(socket_dir), user=server.SUPERUSER, dbname="postgres", autocommit=True)
+    # DuplicateDatabase: another process created it first.
+    with connect as conn, contextlib.suppress(psycopg.errors.DuplicateDatabase):
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
 
 
 class DatabaseWrapper(postgresql_base.DatabaseWrapper):

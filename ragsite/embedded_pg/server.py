@@ -104,9 +104,7 @@ def _run(args: list[str], *, timeout: float = _START_TIMEOUT_SECONDS) -> subproc
     # a stray PGDATA/PGHOST from the caller's environment must not redirect them.
     env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
     env["LC_ALL"] = "C.UTF-8"
-    return subprocess.run(
-        args, capture_output=True, text=True, timeout=timeout, env=env, cwd="/", **kwargs
-    )
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env, cwd="/", **kwargs)
 
 
 @contextmanager
@@ -140,8 +138,10 @@ def _initdb(data_dir: Path) -> None:
     proc = _run(
         [
             str(_bin_dir() / "initdb"),
-            "-D", str(data_dir),
-            "-U", SUPERUSER,
+            "-D",
+            str(data_dir),
+            "-U",
+            SUPERUSER,
             "--auth=trust",
             "--encoding=UTF8",
             "--locale=C.UTF-8",
@@ -177,10 +177,14 @@ def _start(data_dir: Path, socket_dir: Path) -> None:
             str(_bin_dir() / "pg_ctl"),
             "start",
             "-w",
-            "-t", str(_START_TIMEOUT_SECONDS),
-            "-D", str(data_dir),
-            "-l", str(data_dir / "server.log"),
-            "-o", options,
+            "-t",
+            str(_START_TIMEOUT_SECONDS),
+            "-D",
+            str(data_dir),
+            "-l",
+            str(data_dir / "server.log"),
+            "-o",
+            options,
         ],
         timeout=_START_TIMEOUT_SECONDS + 10,
     )
@@ -242,4 +246,3 @@ def stop(data_dir: Path, *, timeout: float = 60) -> bool:
         if proc.returncode != 0:
             raise EmbeddedPostgresError(f"pg_ctl stop failed: {proc.stderr.strip()}")
     return True
-

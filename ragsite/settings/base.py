@@ -99,9 +99,7 @@ else:
     }
 _default_db["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
 _default_db["CONN_HEALTH_CHECKS"] = True
-_default_db.setdefault("OPTIONS", {})["connect_timeout"] = env.int(
-    "DB_CONNECT_TIMEOUT_SECONDS", default=5
-)
+_default_db.setdefault("OPTIONS", {})["connect_timeout"] = env.int("DB_CONNECT_TIMEOUT_SECONDS", default=5)
 DATABASES = {"default": _default_db}
 
 # --- Redis: cache, Celery broker and result backend --------------------------------------------

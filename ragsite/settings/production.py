@@ -1,9 +1,9 @@
 """Production: no default secrets. Start-up fails when SECRET_KEY, ALLOWED_HOSTS or DATABASE_URL is
 missing, and `manage.py check --deploy` is clean."""
 
-from .base import *  # noqa: F403
 from django.core.exceptions import ImproperlyConfigured
 
+from .base import *  # noqa: F403
 from .base import env
 
 

@@ -4,7 +4,7 @@ from .base import *  # noqa: F403
 from .base import BASE_DIR, CACHES, LOGGING, REDIS_URL, env, env_path
 
 DEBUG = False
-SECRET_KEY = "django-insecure-lexrag-tests"
+SECRET_KEY = "django-insecure-lexrag-tests"  # noqa: S105  (tests only)
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Unit tests run tasks inline; tests about Celery start a real worker (tests/conftest.py).
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=True)

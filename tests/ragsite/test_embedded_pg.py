@@ -11,8 +11,7 @@ from ragsite.embedded_pg import server
 from tests.conftest import PROJECT_ROOT
 
 START_SCRIPT = (
-    "import sys; from ragsite.embedded_pg import server; "
-    "print(server.ensure_running(sys.argv[1]).pid)"
+    "import sys; from ragsite.embedded_pg import server; print(server.ensure_running(sys.argv[1]).pid)"
 )
 
 

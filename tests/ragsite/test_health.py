@@ -40,7 +40,11 @@ def test_healthy_with_real_database_pgvector_and_redis(api_client, redis_url):
     body = response.json()
     assert response.status_code == 200
     assert body["status"] == "healthy", body
-    assert body["database"] == {"status": "connected", "engine": "postgresql", "version": body["database"]["version"]}
+    assert body["database"] == {
+        "status": "connected",
+        "engine": "postgresql",
+        "version": body["database"]["version"],
+    }
     assert body["database"]["version"].startswith("18")
     assert body["vector_store"]["backend"] == "pgvector"
     assert body["vector_store"]["version"].startswith("0.8")
@@ -55,8 +59,11 @@ def test_healthy_with_real_database_pgvector_and_redis(api_client, redis_url):
 @pytest.mark.django_db
 def test_degraded_when_redis_is_unreachable(api_client):
     caches = {
-        "default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": UNREACHABLE_REDIS,
-                    "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 0.5, "SOCKET_TIMEOUT": 0.5, "IGNORE_EXCEPTIONS": True}},
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": UNREACHABLE_REDIS,
+            "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 0.5, "SOCKET_TIMEOUT": 0.5, "IGNORE_EXCEPTIONS": True},
+        },
     }
     with override_settings(CACHES=caches, CELERY_BROKER_URL=UNREACHABLE_REDIS):
         response = api_client.get("/api/v1/health")

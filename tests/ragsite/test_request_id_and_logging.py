@@ -45,8 +45,14 @@ def test_log_lines_are_json_with_the_current_request_id():
     token = set_request_id("req_test_0001")
     try:
         record = logging.makeLogRecord(
-            {"name": "rag.test", "levelno": logging.INFO, "levelname": "INFO", "msg": "retrieved %d", "args": (5,),
-             "tenant_id": "acme"}
+            {
+                "name": "rag.test",
+                "levelno": logging.INFO,
+                "levelname": "INFO",
+                "msg": "retrieved %d",
+                "args": (5,),
+                "tenant_id": "acme",
+            }
         )
         line = _format(record)
     finally:

@@ -18,29 +18,69 @@ from tests.conftest import PROJECT_ROOT
 # Every environment variable the five spec files name.
 SPEC_VARIABLES = [
     # orchestration-spec.md
-    "RAG_MAX_QUERY_LENGTH", "RAG_MAX_TOKEN_LENGTH", "RAG_DEFAULT_TOP_K", "RAG_MIN_SIMILARITY_THRESHOLD",
-    "RAG_SNIPPET_SIZE", "RAG_SIMILARITY_WEIGHT", "RAG_RECENCY_WEIGHT", "RAG_TRUST_WEIGHT",
-    "RAG_TOKEN_BUDGET", "RAG_MAX_SNIPPETS", "RAG_DEFAULT_TEMPLATE", "RAG_DEFAULT_FOLLOW_UP_COUNT",
-    "RAG_CACHE_TTL_SECONDS", "RAG_CACHE_BACKEND", "RAG_ENABLE_INJECTION_DETECTION",
+    "RAG_MAX_QUERY_LENGTH",
+    "RAG_MAX_TOKEN_LENGTH",
+    "RAG_DEFAULT_TOP_K",
+    "RAG_MIN_SIMILARITY_THRESHOLD",
+    "RAG_SNIPPET_SIZE",
+    "RAG_SIMILARITY_WEIGHT",
+    "RAG_RECENCY_WEIGHT",
+    "RAG_TRUST_WEIGHT",
+    "RAG_TOKEN_BUDGET",
+    "RAG_MAX_SNIPPETS",
+    "RAG_DEFAULT_TEMPLATE",
+    "RAG_DEFAULT_FOLLOW_UP_COUNT",
+    "RAG_CACHE_TTL_SECONDS",
+    "RAG_CACHE_BACKEND",
+    "RAG_ENABLE_INJECTION_DETECTION",
     "RAG_MAX_RETRIES_ON_HALLUCINATION",
     # rag-llm-service-interface.md
-    "OLLAMA_HOST", "OLLAMA_MODEL", "OLLAMA_TIMEOUT_SECONDS", "VECTOR_STORE_URL", "VECTOR_STORE_COLLECTION",
-    "VECTOR_STORE_TIMEOUT_SECONDS", "EMBEDDING_MODEL", "MIN_CONFIDENCE_THRESHOLD", "MAX_RETRIEVAL_RESULTS",
+    "OLLAMA_HOST",
+    "OLLAMA_MODEL",
+    "OLLAMA_TIMEOUT_SECONDS",
+    "VECTOR_STORE_URL",
+    "VECTOR_STORE_COLLECTION",
+    "VECTOR_STORE_TIMEOUT_SECONDS",
+    "EMBEDDING_MODEL",
+    "MIN_CONFIDENCE_THRESHOLD",
+    "MAX_RETRIEVAL_RESULTS",
     "LOG_LEVEL",
     # stage-pipeline-architecture.md
-    "DEFAULT_TOP_K", "ENABLE_RERANKING", "ENABLE_COT", "VECTOR_DB", "MILVUS_HOST", "MILVUS_PORT",
-    "WATSONX_API_KEY", "OPENAI_API_KEY",
+    "DEFAULT_TOP_K",
+    "ENABLE_RERANKING",
+    "ENABLE_COT",
+    "VECTOR_DB",
+    "MILVUS_HOST",
+    "MILVUS_PORT",
+    "WATSONX_API_KEY",
+    "OPENAI_API_KEY",
 ]
 
 SPEC_DEFAULTS = {
-    "RAG_MAX_QUERY_LENGTH": 500, "RAG_MAX_TOKEN_LENGTH": 2000, "RAG_DEFAULT_TOP_K": 5,
-    "RAG_MIN_SIMILARITY_THRESHOLD": 0.5, "RAG_SNIPPET_SIZE": 300, "RAG_SIMILARITY_WEIGHT": 0.7,
-    "RAG_RECENCY_WEIGHT": 0.2, "RAG_TRUST_WEIGHT": 0.1, "RAG_TOKEN_BUDGET": 3000, "RAG_MAX_SNIPPETS": 10,
-    "RAG_DEFAULT_TEMPLATE": "legal_analysis_balanced", "RAG_DEFAULT_FOLLOW_UP_COUNT": 2,
-    "RAG_CACHE_TTL_SECONDS": 3600, "RAG_CACHE_BACKEND": "redis", "RAG_ENABLE_INJECTION_DETECTION": True,
-    "RAG_MAX_RETRIES_ON_HALLUCINATION": 2, "OLLAMA_MODEL": "mistral:7b", "OLLAMA_TIMEOUT_SECONDS": 10,
-    "VECTOR_STORE_TIMEOUT_SECONDS": 5, "EMBEDDING_MODEL": "all-MiniLM-L6-v2",
-    "MIN_CONFIDENCE_THRESHOLD": 0.5, "DEFAULT_TOP_K": 10, "RAG_CHUNK_SIZE": 1000, "RAG_CHUNK_OVERLAP": 100,
+    "RAG_MAX_QUERY_LENGTH": 500,
+    "RAG_MAX_TOKEN_LENGTH": 2000,
+    "RAG_DEFAULT_TOP_K": 5,
+    "RAG_MIN_SIMILARITY_THRESHOLD": 0.5,
+    "RAG_SNIPPET_SIZE": 300,
+    "RAG_SIMILARITY_WEIGHT": 0.7,
+    "RAG_RECENCY_WEIGHT": 0.2,
+    "RAG_TRUST_WEIGHT": 0.1,
+    "RAG_TOKEN_BUDGET": 3000,
+    "RAG_MAX_SNIPPETS": 10,
+    "RAG_DEFAULT_TEMPLATE": "legal_analysis_balanced",
+    "RAG_DEFAULT_FOLLOW_UP_COUNT": 2,
+    "RAG_CACHE_TTL_SECONDS": 3600,
+    "RAG_CACHE_BACKEND": "redis",
+    "RAG_ENABLE_INJECTION_DETECTION": True,
+    "RAG_MAX_RETRIES_ON_HALLUCINATION": 2,
+    "OLLAMA_MODEL": "mistral:7b",
+    "OLLAMA_TIMEOUT_SECONDS": 10,
+    "VECTOR_STORE_TIMEOUT_SECONDS": 5,
+    "EMBEDDING_MODEL": "all-MiniLM-L6-v2",
+    "MIN_CONFIDENCE_THRESHOLD": 0.5,
+    "DEFAULT_TOP_K": 10,
+    "RAG_CHUNK_SIZE": 1000,
+    "RAG_CHUNK_OVERLAP": 100,
 }
 
 
@@ -80,8 +120,13 @@ def test_readme_documents_every_variable():
 
 def _run_python(code: str, *, env: dict, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-c", code], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True,
-        check=check, timeout=120,
+        [sys.executable, "-c", code],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=check,
+        timeout=120,
     )
 
 
@@ -109,14 +154,21 @@ def test_production_refuses_to_start_without_secrets(missing, how):
 def test_production_starts_with_secrets_and_passes_check_deploy():
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=PROJECT_ROOT, env=_production_env(), capture_output=True, text=True, timeout=120,
+        cwd=PROJECT_ROOT,
+        env=_production_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
 
 
 def test_production_never_uses_the_embedded_server():
-    code = "import django; from django.conf import settings; django.setup(); print(settings.DATABASES['default']['ENGINE'], settings.DATABASES['default']['HOST'])"
+    code = (
+        "import django; from django.conf import settings; django.setup(); "
+        "db = settings.DATABASES['default']; print(db['ENGINE'], db['HOST'])"
+    )
     out = _run_python(code, env=_production_env()).stdout
     assert "django.db.backends.postgresql db.internal" in out
 

@@ -22,7 +22,9 @@ class Command(BaseCommand):
         try:
             if action == "start":
                 state = server.ensure_running(data_dir)
-                self.stdout.write(f"running (pid {state.pid}), data {state.data_dir}, socket {state.socket_dir}")
+                self.stdout.write(
+                    f"running (pid {state.pid}), data {state.data_dir}, socket {state.socket_dir}"
+                )
             elif action == "stop":
                 stopped = server.stop(data_dir)
                 self.stdout.write("stopped" if stopped else "not running")

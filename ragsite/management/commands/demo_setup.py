@@ -56,7 +56,8 @@ class Command(BaseCommand):
                     f"  admin console  {url}/admin/   user: {ADMIN_USERNAME}   password: {saved['password']}",
                     f"  health         {url}/api/v1/health",
                     f"  API key        {saved['api_key']}   (tenant: {tenant.slug})",
-                    f"  try            curl -H 'Authorization: Api-Key {saved['api_key']}' {url}/api/v1/tenants/current",
+                    f"  try            curl -H 'Authorization: Api-Key {saved['api_key']}' "
+                    f"{url}/api/v1/tenants/current",
                     "",
                 ]
             )

@@ -27,8 +27,14 @@ class Command(BaseCommand):
         commands = {"web": [python, "manage.py", "runserver", addrport, "--noreload"]}
         if settings.CELERY_BROKER_URL and not settings.CELERY_TASK_ALWAYS_EAGER:
             commands["worker"] = [
-                python, "-m", "celery", "-A", "ragsite", "worker",
-                "--loglevel=INFO", f"--concurrency={settings.CELERY_WORKER_CONCURRENCY}",
+                python,
+                "-m",
+                "celery",
+                "-A",
+                "ragsite",
+                "worker",
+                "--loglevel=INFO",
+                f"--concurrency={settings.CELERY_WORKER_CONCURRENCY}",
             ]
         else:
             self.stdout.write("No broker configured: tasks run inside the web process.")

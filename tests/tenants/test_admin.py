@@ -1,0 +1,58 @@
+"""Django admin: tenants, memberships and API keys; a new key is shown once."""
+
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+from rest_framework.test import APIClient
+
+from tenants.models import ApiKey
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def admin_client_(client):
+    user = get_user_model().objects.create_superuser("root", "root@example.test", "pw-123456")
+    client.force_login(user)
+    return client
+
+
+def test_admin_lists_tenants_memberships_and_keys(admin_client_, tenant, member):
+    for url in (
+        "/admin/tenants/tenant/",
+        "/admin/tenants/membership/",
+        "/admin/tenants/apikey/",
+        f"/admin/tenants/tenant/{tenant.pk}/change/",
+    ):
+        assert admin_client_.get(url).status_code == 200, url
+
+
+def test_admin_creates_a_key_and_shows_it_once(admin_client_, tenant):
+    response = admin_client_.post(
+        "/admin/tenants/apikey/add/",
+        {"tenant": tenant.pk, "name": "from admin", "role": "member"},
+        follow=True,
+    )
+    assert response.status_code == 200
+    page = response.content.decode()
+    raw_key = re.search(r"(lx_[a-z0-9]{8}_[A-Za-z0-9_-]+)", page).group(1)
+    api_key = ApiKey.objects.get(name="from admin")
+    assert raw_key.startswith(f"lx_{api_key.prefix}_")
+    assert api_key.hashed_secret not in page
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Api-Key {raw_key}")
+    assert client.get("/api/v1/tenants/current").json()["tenant"]["slug"] == tenant.slug
+
+    detail = admin_client_.get(f"/admin/tenants/apikey/{api_key.pk}/change/").content.decode()
+    assert raw_key not in detail
+
+
+def test_admin_revoke_action(admin_client_, tenant, make_key_client):
+    client = make_key_client(tenant)
+    key = ApiKey.objects.get(prefix=client.raw_key.split("_")[1])
+    admin_client_.post("/admin/tenants/apikey/", {"action": "revoke", "_selected_action": [key.pk]})
+    key.refresh_from_db()
+    assert key.revoked_at is not None
+    assert client.get("/api/v1/tenants/current").status_code == 401
