@@ -1,0 +1,24 @@
+# Production image for web (gunicorn) and worker (celery); see docker-compose.yml.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    HF_HUB_OFFLINE=1 \
+    TRANSFORMERS_OFFLINE=1 \
+    DJANGO_SETTINGS_MODULE=ragsite.settings.production
+
+# Where CPU-only torch wheels come from (PyPI's default torch is a multi-GB CUDA build).
+ARG TORCH_INDEX_URL=""
+WORKDIR /app
+COPY requirements.txt .
+RUN pip install --no-cache-dir ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"} torch==2.13.0 \
+ && pip install --no-cache-dir -r requirements.txt
+
+COPY . .
+RUN useradd --system --create-home lexrag && mkdir -p /app/var && chown -R lexrag /app/var
+# collectstatic needs settings to load; these throwaway values exist only for this build step.
+RUN SECRET_KEY=build-only ALLOWED_HOSTS=build DATABASE_URL=postgres://build@localhost/build \
+    python manage.py collectstatic --noinput
+USER lexrag
+EXPOSE 8000
+CMD ["gunicorn", "ragsite.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "120"]
