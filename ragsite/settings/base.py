@@ -33,6 +33,8 @@ MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "ragsite.request_id.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Serves collected static files (admin, staff UI) from gunicorn, compressed and cache-busted.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
