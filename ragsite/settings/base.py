@@ -33,8 +33,6 @@ MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "ragsite.request_id.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    # Serves collected static files (admin, staff UI) from gunicorn, compressed and cache-busted.
-    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -164,6 +162,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=3600)
 CELERY_RESULT_EXPIRES = 86400
+# Workers log through LOGGING below (JSON lines with request ids), not Celery's own format.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # --- API ------------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
