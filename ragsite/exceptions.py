@@ -75,3 +75,31 @@ class LLMUnavailable(ApplicationError):
 class GenerationTimeout(ApplicationError):
     status_code = 504
     default_message = "The language model did not answer in time."
+
+
+class EmptyFile(ApplicationError):
+    status_code = 400
+    default_message = "The file is empty."
+
+
+class UnprocessableDocument(ApplicationError):
+    """The file is of a supported type but its content cannot be ingested."""
+
+    status_code = 422
+    default_message = "The document could not be processed."
+
+
+class CorruptDocument(UnprocessableDocument):
+    default_message = "The file is damaged and cannot be read."
+
+
+class EncryptedDocument(UnprocessableDocument):
+    default_message = "The document is password-protected. Upload an unlocked copy."
+
+
+class NoExtractableText(UnprocessableDocument):
+    default_message = "No extractable text: the document may be a scan without a text layer."
+
+
+class DocumentTooComplex(UnprocessableDocument):
+    default_message = "The document is too large or too deeply nested to process safely."
