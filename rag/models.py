@@ -1,1 +1,214 @@
-"""Tenant-scoped research data. Cases, documents and pgvector chunks arrive with ingestion."""
+"""Tenant-scoped research data: cases, documents, their pgvector chunks and the corpus version.
+
+Every model inherits `TenantOwned` (non-null tenant FK; `objects.for_tenant()`); read them through
+`rag.selectors`, never with a bare `Model.objects.get()`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import PurePath
+
+from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from pgvector.django import HnswIndex, VectorField
+
+from tenants.models import TenantOwned
+
+EMBEDDING_DIMENSION = 384  # all-MiniLM-L6-v2; checked against the loaded model at start-up
+
+
+class SourceType(models.TextChoices):
+    """Where a document comes from; each maps to the orchestration spec's source-trust score."""
+
+    SUPREME_COURT = "supreme_court", "Supreme Court"
+    HIGH_COURT = "high_court", "High Court"
+    STATUTE = "statute", "Act / Statute"
+    SECONDARY = "secondary", "Secondary source"
+    USER_UPLOAD = "user_upload", "User upload"
+
+
+SOURCE_TRUST = {
+    SourceType.SUPREME_COURT: 1.0,
+    SourceType.HIGH_COURT: 0.9,
+    SourceType.STATUTE: 1.0,
+    SourceType.SECONDARY: 0.7,
+    SourceType.USER_UPLOAD: 0.5,
+}
+
+
+class DocType(models.TextChoices):
+    ACT = "act", "Act"
+    JUDGMENT = "judgment", "Judgment"
+    CONTRACT = "contract", "Contract"
+    REGULATION = "regulation", "Regulation"
+    PLEADING = "pleading", "Pleading"
+    MEMO = "memo", "Memo"
+    CORRESPONDENCE = "correspondence", "Correspondence"
+    OTHER = "other", "Other"
+
+
+class Sensitivity(models.TextChoices):
+    """Confidential documents are readable by tenant admins/owners and the listed readers only;
+    everyone else gets "[REDACTED]" in place of their text."""
+
+    PUBLIC = "public", "Public"
+    INTERNAL = "internal", "Internal"
+    CONFIDENTIAL = "confidential", "Confidential"
+
+
+class DocumentStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    PROCESSING = "processing", "Processing"
+    READY = "ready", "Ready"
+    FAILED = "failed", "Failed"
+
+
+class Case(TenantOwned):
+    """A matter: the collection of documents a question is asked about (the agentic plan's bucket)."""
+
+    name = models.CharField(max_length=200)
+    client = models.CharField(max_length=200, blank=True)
+    description = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["tenant", "name"], name="case_unique_tenant_name")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def document_upload_path(document: Document, filename: str) -> str:
+    # Stored under a random name: the user's filename is kept in `original_filename` only, so a
+    # hostile name ("../../etc/passwd") never reaches the filesystem.
+    suffix = PurePath(filename).suffix.lower()[:10]
+    return f"documents/{document.tenant_id}/{document.case_id}/{uuid.uuid4().hex}{suffix}"
+
+
+class Document(TenantOwned):
+    case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="documents")
+    title = models.CharField(max_length=300)
+    original_filename = models.CharField(max_length=255)
+    file = models.FileField(upload_to=document_upload_path, max_length=300)
+    mime_type = models.CharField(max_length=120)
+    size_bytes = models.BigIntegerField()
+    sha256 = models.CharField(max_length=64)
+
+    source_type = models.CharField(max_length=32, choices=SourceType.choices, default=SourceType.USER_UPLOAD)
+    doc_type = models.CharField(max_length=32, choices=DocType.choices, default=DocType.OTHER)
+    jurisdiction = models.CharField(max_length=100, blank=True)
+    document_date = models.DateField(null=True, blank=True)
+    sensitivity = models.CharField(max_length=16, choices=Sensitivity.choices, default=Sensitivity.INTERNAL)
+    confidential_readers = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="+")
+    metadata = models.JSONField(default=dict, blank=True, help_text="Free filter fields: party, year, …")
+
+    status = models.CharField(max_length=16, choices=DocumentStatus.choices, default=DocumentStatus.QUEUED)
+    stage = models.CharField(max_length=100, blank=True, help_text='e.g. "embedding 3/12"')
+    progress = models.PositiveSmallIntegerField(default=0, validators=[MaxValueValidator(100)])
+    error_type = models.CharField(max_length=64, blank=True)
+    error_message = models.TextField(blank=True)
+
+    text = models.TextField(blank=True, help_text="Extracted text; chunk offsets index into it.")
+    page_count = models.PositiveIntegerField(default=0)
+    chunk_count = models.PositiveIntegerField(default=0)
+    embedding_model = models.CharField(max_length=200, blank=True)
+
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    indexed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "case", "sha256"], name="document_unique_content_per_case"
+            )
+        ]
+        indexes = [models.Index(fields=["tenant", "status"]), models.Index(fields=["tenant", "case"])]
+
+    def __str__(self) -> str:
+        return self.title
+
+    @property
+    def source_trust(self) -> float:
+        return SOURCE_TRUST[self.source_type]
+
+
+class Chunk(TenantOwned):
+    """A passage of a document, embedded for semantic search and indexed for full-text search.
+
+    `text == document.text[char_start:char_end]` always holds. Filter fields are copied from the
+    document so search can filter inside the same SQL without a join.
+    """
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
+    case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="+")
+    index = models.PositiveIntegerField()
+    text = models.TextField()
+    char_start = models.PositiveIntegerField()
+    char_end = models.PositiveIntegerField()
+    page_start = models.PositiveIntegerField(default=1)
+    page_end = models.PositiveIntegerField(default=1)
+    section_title = models.CharField(max_length=300, blank=True)
+    token_count = models.PositiveIntegerField(default=0)
+    text_hash = models.CharField(max_length=64, help_text="sha256 of the embedded (normalized) text")
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSION)
+    embedding_model = models.CharField(max_length=200)
+    search_vector = models.GeneratedField(
+        expression=SearchVector("text", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    source_type = models.CharField(max_length=32, choices=SourceType.choices)
+    doc_type = models.CharField(max_length=32, choices=DocType.choices)
+    jurisdiction = models.CharField(max_length=100, blank=True)
+    document_date = models.DateField(null=True, blank=True)
+    sensitivity = models.CharField(max_length=16, choices=Sensitivity.choices)
+
+    class Meta:
+        ordering = ["document_id", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["document", "index"], name="chunk_unique_document_index"),
+            models.CheckConstraint(
+                condition=models.Q(char_end__gt=models.F("char_start")), name="chunk_span"
+            ),
+        ]
+        indexes = [
+            HnswIndex(
+                name="chunk_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            GinIndex(fields=["search_vector"], name="chunk_search_vector_gin"),
+            models.Index(fields=["tenant", "case"], name="chunk_tenant_case"),
+            models.Index(fields=["tenant", "embedding_model", "text_hash"], name="chunk_embedding_reuse"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.document_id}#{self.index}"
+
+
+class IndexVersion(TenantOwned):
+    """A tenant's corpus version: bumped in the same transaction as every change to its chunks, so
+    caches keyed on it are invalidated without scanning keys."""
+
+    version = models.PositiveBigIntegerField(default=0, validators=[MinValueValidator(0)])
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant"], name="index_version_one_per_tenant")]

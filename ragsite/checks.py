@@ -25,9 +25,12 @@ def check_rag_settings(app_configs=None, **kwargs):
                     id="lexrag.E001",
                 )
             )
-    if not 0 <= settings.RAG_CHUNK_OVERLAP < settings.RAG_CHUNK_SIZE:
+    if settings.RAG_CHUNK_SIZE < 50 or not 0 <= settings.RAG_CHUNK_OVERLAP < settings.RAG_CHUNK_SIZE:
         errors.append(
-            Error("RAG_CHUNK_OVERLAP must be >= 0 and smaller than RAG_CHUNK_SIZE", id="lexrag.E002")
+            Error(
+                "RAG_CHUNK_SIZE must be >= 50 and RAG_CHUNK_OVERLAP >= 0 and smaller than it",
+                id="lexrag.E002",
+            )
         )
     weights = (settings.RAG_SIMILARITY_WEIGHT, settings.RAG_RECENCY_WEIGHT, settings.RAG_TRUST_WEIGHT)
     if min(weights) < 0 or sum(weights) <= 0:

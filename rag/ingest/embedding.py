@@ -11,7 +11,10 @@ import os
 import threading
 from pathlib import Path
 
+import numpy as np
 from django.conf import settings
+
+from rag.models import EMBEDDING_DIMENSION
 
 PACKAGED_MODEL_NAME = "all-MiniLM-L6-v2"
 
@@ -40,8 +43,14 @@ def resolve_model_path(name: str | None = None) -> Path:
     return path
 
 
+def model_id() -> str:
+    """Identifies the embedding space stored with every chunk. Changing EMBEDDING_MODEL changes
+    it, which marks existing chunks stale (they are reindexed, never mixed with new vectors)."""
+    return settings.EMBEDDING_MODEL
+
+
 def get_model():
-    """The process-wide SentenceTransformer, loaded on first use."""
+    """The process-wide SentenceTransformer, loaded on first use; its dimension is checked."""
     global _model
     with _model_lock:
         if _model is None:
@@ -49,8 +58,29 @@ def get_model():
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             from sentence_transformers import SentenceTransformer
 
-            _model = SentenceTransformer(str(resolve_model_path()), device="cpu")
+            model = SentenceTransformer(str(resolve_model_path()), device="cpu")
+            dimension = model.get_embedding_dimension()
+            if dimension != settings.EMBEDDING_DIMENSION or dimension != EMBEDDING_DIMENSION:
+                raise EmbeddingModelUnavailable(
+                    f"{settings.EMBEDDING_MODEL} makes {dimension}-dimensional vectors; the index "
+                    f"stores {EMBEDDING_DIMENSION} (EMBEDDING_DIMENSION={settings.EMBEDDING_DIMENSION})"
+                )
+            _model = model
         return _model
+
+
+def embed(texts: list[str], *, batch_size: int | None = None) -> np.ndarray:
+    """Unit-length float32 embeddings, one row per text (cosine similarity = dot product)."""
+    if not texts:
+        return np.zeros((0, EMBEDDING_DIMENSION), dtype=np.float32)
+    vectors = get_model().encode(
+        texts,
+        batch_size=batch_size or settings.EMBEDDING_BATCH_SIZE,
+        normalize_embeddings=True,
+        convert_to_numpy=True,
+        show_progress_bar=False,
+    )
+    return vectors.astype(np.float32, copy=False)
 
 
 def model_status() -> dict:

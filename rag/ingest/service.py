@@ -1,0 +1,324 @@
+"""Ingestion services: accept an upload, then extract → chunk → embed → index it as a background job.
+
+`document_upload` validates synchronously (size 413, empty 400, type 415) and returns at once with
+a queued document; `document_ingest` (run by the Celery task) does the work and reports progress
+on the document row. A document's chunks are replaced in one transaction together with its status
+and the tenant's index version, so a half-indexed document is never searchable and a failure
+leaves the previous state of every other document untouched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass
+from datetime import date
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from ragsite.exceptions import ApplicationError, EmptyFile, InvalidInput, PayloadTooLarge
+from tenants.models import Tenant
+
+from .. import selectors
+from ..models import Case, Chunk, Document, DocumentStatus, IndexVersion, Sensitivity
+from . import embedding
+from .chunking import chunk_text, token_estimate
+from .extract import detect_kind, extract
+from .normalize import normalize
+
+logger = logging.getLogger(__name__)
+
+KIND_BY_MIME = {
+    "application/pdf": "pdf",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+    "text/plain": "txt",
+}
+# Progress: extraction and chunking up to 10 %, embedding 10-95 %, writing the rest.
+_EMBED_FROM, _EMBED_TO = 10, 95
+
+
+@dataclass(frozen=True)
+class UploadResult:
+    document: Document
+    duplicate: bool
+
+
+@dataclass(frozen=True)
+class DocumentFields:
+    """Descriptive fields a user may set on upload (all optional)."""
+
+    title: str = ""
+    source_type: str = "user_upload"
+    doc_type: str = "other"
+    jurisdiction: str = ""
+    document_date: date | None = None
+    sensitivity: str = Sensitivity.INTERNAL
+    metadata: dict | None = None
+
+
+def _safe_filename(filename: str) -> str:
+    """The last path component, without control characters, as a display name only."""
+    name = filename.replace("\\", "/").rsplit("/", 1)[-1]
+    name = "".join(ch for ch in name if ch.isprintable()).strip()
+    return name[:255] or "upload"
+
+
+def document_upload(
+    *,
+    tenant: Tenant,
+    case: Case,
+    filename: str,
+    content: bytes,
+    uploaded_by=None,
+    fields: DocumentFields | None = None,
+    enqueue: bool = True,
+) -> UploadResult:
+    """Store an uploaded file as a queued document and schedule its ingestion (unless `enqueue`
+    is False: the caller then runs `document_ingest` itself, as `manage.py ingest` does).
+
+    The same bytes already in this case return the existing document with `duplicate=True`.
+    """
+    if case.tenant_id != tenant.pk:
+        raise InvalidInput("The case does not belong to this tenant.")
+    limit = settings.RAG_MAX_UPLOAD_MB * 1024 * 1024
+    if len(content) > limit:
+        raise PayloadTooLarge(
+            f"The file is {len(content) / 1048576:.1f} MB; the limit is {settings.RAG_MAX_UPLOAD_MB} MB.",
+            details={"limit_mb": settings.RAG_MAX_UPLOAD_MB},
+        )
+    if not content:
+        raise EmptyFile(f"{_safe_filename(filename)} is empty.")
+    kind, mime_type = detect_kind(content, filename)
+    sha256 = hashlib.sha256(content).hexdigest()
+    existing = selectors.document_find_duplicate(tenant=tenant, case=case, sha256=sha256)
+    if existing is not None:
+        return UploadResult(existing, duplicate=True)
+
+    fields = fields or DocumentFields()
+    display_name = _safe_filename(filename)
+    document = Document(
+        tenant=tenant,
+        case=case,
+        title=(fields.title or display_name.rsplit(".", 1)[0])[:300],
+        original_filename=display_name,
+        mime_type=mime_type,
+        size_bytes=len(content),
+        sha256=sha256,
+        source_type=fields.source_type,
+        doc_type=fields.doc_type,
+        jurisdiction=fields.jurisdiction,
+        document_date=fields.document_date,
+        sensitivity=fields.sensitivity,
+        metadata=fields.metadata or {},
+        uploaded_by=uploaded_by,
+        stage="queued",
+    )
+    document.full_clean(exclude=["file"])
+    try:
+        with transaction.atomic():
+            document.file.save(f"upload.{kind}", ContentFile(content), save=False)
+            document.save()
+            if enqueue:
+                transaction.on_commit(lambda: _enqueue_ingest(document))
+    except IntegrityError:
+        # Another upload of the same bytes won the race; it is the document.
+        _delete_stored_file(document)
+        existing = selectors.document_find_duplicate(tenant=tenant, case=case, sha256=sha256)
+        if existing is None:
+            raise
+        return UploadResult(existing, duplicate=True)
+    except Exception:
+        _delete_stored_file(document)
+        raise
+    return UploadResult(document, duplicate=False)
+
+
+def _enqueue_ingest(document: Document) -> None:
+    from rag.tasks import ingest_document
+
+    ingest_document.delay(document.pk, document.tenant_id)
+
+
+def _delete_stored_file(document: Document) -> None:
+    if document.file.name:
+        document.file.storage.delete(document.file.name)
+
+
+def _set_progress(document: Document, *, progress: int, stage: str, status: str | None = None) -> None:
+    """Write progress outside any transaction so pollers see it immediately."""
+    changes = {"progress": progress, "stage": stage, "updated_at": timezone.now()}
+    if status:
+        changes["status"] = status
+    Document.objects.filter(pk=document.pk).update(**changes)
+
+
+def bump_index_version(*, tenant: Tenant) -> None:
+    """Invalidate everything cached for the tenant's corpus (call inside the changing transaction)."""
+    updated = IndexVersion.objects.filter(tenant=tenant).update(version=F("version") + 1)
+    if not updated:
+        try:
+            with transaction.atomic():
+                IndexVersion.objects.create(tenant=tenant, version=1)
+        except IntegrityError:  # created concurrently
+            IndexVersion.objects.filter(tenant=tenant).update(version=F("version") + 1)
+
+
+def document_ingest(*, tenant: Tenant, document_id: int) -> Document:
+    """Extract, chunk, embed and index one document; record failure on the document."""
+    document = selectors.document_get(tenant=tenant, document_id=document_id)
+    try:
+        return _ingest(document)
+    except ApplicationError as exc:
+        _fail(document, exc.error_type, exc.message)
+    except embedding.EmbeddingModelUnavailable as exc:
+        _fail(document, "EmbeddingModelUnavailable", str(exc))
+    document.refresh_from_db()
+    return document
+
+
+def _ingest(document: Document) -> Document:
+    _set_progress(document, progress=1, stage="extracting text", status=DocumentStatus.PROCESSING)
+    with document.file.open("rb") as stored:
+        content = stored.read()
+    extracted = extract(content, KIND_BY_MIME[document.mime_type])
+
+    _set_progress(document, progress=5, stage="splitting into passages")
+    spans = chunk_text(
+        extracted.text,
+        size=settings.RAG_CHUNK_SIZE,
+        overlap=settings.RAG_CHUNK_OVERLAP,
+        pages=extracted.pages,
+        sections=extracted.sections,
+    )
+    embed_inputs = [normalize(span.text).text for span in spans]
+    hashes = [hashlib.sha256(text.encode()).hexdigest() for text in embed_inputs]
+    vectors = _embed_with_reuse(document, embed_inputs, hashes)
+
+    _set_progress(document, progress=_EMBED_TO, stage="saving passages")
+    model_id = embedding.model_id()
+    chunks = [
+        Chunk(
+            tenant_id=document.tenant_id,
+            document=document,
+            case_id=document.case_id,
+            index=i,
+            text=span.text,
+            char_start=span.start,
+            char_end=span.end,
+            page_start=span.page_start,
+            page_end=span.page_end,
+            section_title=span.section_title[:300],
+            token_count=token_estimate(span.text),
+            text_hash=text_hash,
+            embedding=vectors[text_hash],
+            embedding_model=model_id,
+            source_type=document.source_type,
+            doc_type=document.doc_type,
+            jurisdiction=document.jurisdiction,
+            document_date=document.document_date,
+            sensitivity=document.sensitivity,
+        )
+        for i, (span, text_hash) in enumerate(zip(spans, hashes, strict=True))
+    ]
+    with transaction.atomic():
+        locked = Document.objects.select_for_update().get(pk=document.pk)
+        Chunk.objects.filter(document=locked).delete()
+        Chunk.objects.bulk_create(chunks, batch_size=500)
+        locked.text = extracted.text
+        locked.page_count = len(extracted.pages)
+        locked.chunk_count = len(chunks)
+        locked.embedding_model = model_id
+        locked.status = DocumentStatus.READY
+        locked.progress = 100
+        locked.stage = ""
+        locked.error_type = locked.error_message = ""
+        locked.indexed_at = timezone.now()
+        locked.save()
+        bump_index_version(tenant=locked.tenant)
+    logger.info("document indexed", extra={"document_id": locked.pk, "chunks": len(chunks)})
+    return locked
+
+
+def _embed_with_reuse(document: Document, texts: list[str], hashes: list[str]) -> dict:
+    """{hash: vector}; texts this tenant already embedded with the same model are not embedded again."""
+    known = selectors.chunk_embeddings_by_hash(
+        tenant=document.tenant, embedding_model=embedding.model_id(), text_hashes=set(hashes)
+    )
+    pending = {h: t for h, t in zip(hashes, texts, strict=True) if h not in known}
+    order = list(pending)
+    step = max(settings.EMBEDDING_BATCH_SIZE * 4, 1)
+    for done in range(0, len(order), step):
+        batch = order[done : done + step]
+        for text_hash, vector in zip(batch, embedding.embed([pending[h] for h in batch]), strict=True):
+            known[text_hash] = vector
+        finished = done + len(batch)
+        progress = _EMBED_FROM + (_EMBED_TO - _EMBED_FROM) * finished // len(order)
+        _set_progress(document, progress=progress, stage=f"embedding {finished}/{len(order)}")
+    return known
+
+
+def _fail(document: Document, error_type: str, message: str) -> None:
+    logger.warning("ingest failed", extra={"document_id": document.pk, "error_type": error_type})
+    with transaction.atomic():
+        locked = Document.objects.select_for_update().get(pk=document.pk)
+        had_chunks = Chunk.objects.filter(document=locked).delete()[0] > 0
+        locked.status = DocumentStatus.FAILED
+        locked.error_type, locked.error_message = error_type, message
+        locked.stage, locked.progress, locked.chunk_count = "", 0, 0
+        locked.save()
+        if had_chunks:
+            bump_index_version(tenant=locked.tenant)
+
+
+def document_fail_unexpectedly(*, tenant: Tenant, document_id: int) -> None:
+    """Mark a document failed after an unexpected error or exhausted retries (called by the task)."""
+    document = selectors.document_get(tenant=tenant, document_id=document_id)
+    _fail(
+        document,
+        "InternalError",
+        "Ingestion failed unexpectedly. Try reindexing; if it persists, contact support.",
+    )
+
+
+def document_reindex(*, tenant: Tenant, document_id: int) -> Document:
+    """Queue a document for a fresh extract → chunk → embed (its current chunks stay searchable
+    until the new ones replace them)."""
+    document = selectors.document_get(tenant=tenant, document_id=document_id)
+    _set_progress(document, progress=0, stage="queued", status=DocumentStatus.QUEUED)
+    transaction.on_commit(lambda: _enqueue_ingest(document))
+    document.refresh_from_db()
+    return document
+
+
+def case_reindex(*, tenant: Tenant, case_id: int) -> int:
+    """Queue every document of a case; returns how many."""
+    case = selectors.case_get(tenant=tenant, case_id=case_id)
+    ids = list(selectors.document_list(tenant=tenant, case_id=case.pk).values_list("pk", flat=True))
+    for document_id in ids:
+        document_reindex(tenant=tenant, document_id=document_id)
+    return len(ids)
+
+
+def tenant_reindex(*, tenant: Tenant, stale_only: bool = False) -> int:
+    """Queue every document of the tenant (or only those embedded with another model)."""
+    if stale_only:
+        documents = selectors.document_list_stale(tenant=tenant, embedding_model=embedding.model_id())
+    else:
+        documents = selectors.document_list(tenant=tenant)
+    ids = list(documents.values_list("pk", flat=True))
+    for document_id in ids:
+        document_reindex(tenant=tenant, document_id=document_id)
+    return len(ids)
+
+
+def document_delete(*, tenant: Tenant, document_id: int) -> None:
+    """Delete a document, its chunks and its stored file."""
+    document = selectors.document_get(tenant=tenant, document_id=document_id)
+    with transaction.atomic():
+        document.delete()
+        bump_index_version(tenant=tenant)
+        transaction.on_commit(lambda: _delete_stored_file(document))

@@ -1,0 +1,71 @@
+"""Reads of research data. `tenant` is always the first required keyword; another tenant's object
+is the same `NotFound` as a missing one (tenants.selectors.owned_get)."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from tenants.models import Tenant
+from tenants.selectors import owned_get, owned_list
+
+from .models import Case, Chunk, Document, DocumentStatus, IndexVersion
+
+
+def case_list(*, tenant: Tenant) -> QuerySet[Case]:
+    return owned_list(Case, tenant=tenant)
+
+
+def case_get(*, tenant: Tenant, case_id) -> Case:
+    return owned_get(Case, tenant=tenant, pk=case_id)
+
+
+def case_find_by_name(*, tenant: Tenant, name: str) -> Case | None:
+    return case_list(tenant=tenant).filter(name=name).first()
+
+
+def document_list(*, tenant: Tenant, case_id=None, status: str | None = None) -> QuerySet[Document]:
+    documents = owned_list(Document, tenant=tenant).select_related("case").defer("text")
+    if case_id is not None:
+        documents = documents.filter(case_id=case_id)
+    if status:
+        documents = documents.filter(status=status)
+    return documents
+
+
+def document_get(*, tenant: Tenant, document_id) -> Document:
+    return owned_get(Document, tenant=tenant, pk=document_id)
+
+
+def document_find_duplicate(*, tenant: Tenant, case: Case, sha256: str) -> Document | None:
+    return owned_list(Document, tenant=tenant).filter(case=case, sha256=sha256).first()
+
+
+def document_list_stale(*, tenant: Tenant, embedding_model: str) -> QuerySet[Document]:
+    """Ready documents whose chunks were embedded with another model than `embedding_model`."""
+    return (
+        owned_list(Document, tenant=tenant)
+        .filter(status=DocumentStatus.READY)
+        .exclude(embedding_model=embedding_model)
+    )
+
+
+def chunk_list(*, tenant: Tenant, document_id) -> QuerySet[Chunk]:
+    return owned_list(Chunk, tenant=tenant).filter(document_id=document_id).order_by("index")
+
+
+def chunk_embeddings_by_hash(*, tenant: Tenant, embedding_model: str, text_hashes: set[str]) -> dict:
+    """{text_hash: embedding} for texts of this tenant already embedded with this model."""
+    rows = (
+        owned_list(Chunk, tenant=tenant)
+        .filter(embedding_model=embedding_model, text_hash__in=text_hashes)
+        .order_by()
+        .distinct("text_hash")
+        .values_list("text_hash", "embedding")
+    )
+    return dict(rows)
+
+
+def index_version_get(*, tenant: Tenant) -> int:
+    """The tenant's corpus version (0 before anything was indexed)."""
+    row = owned_list(IndexVersion, tenant=tenant).values_list("version", flat=True).first()
+    return row or 0
