@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+import redis
 from django.conf import settings
 from rest_framework.test import APIClient
 
@@ -73,16 +74,19 @@ def celery_worker(redis_url, transactional_db):
     from ragsite.celery import app
 
     db_name = settings.DATABASES["default"]["NAME"]
+    # A queue of its own, so neither a development worker nor later runs see this test's tasks.
+    queue = f"lexrag-test-{os.getpid()}-{time.monotonic_ns()}"
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "ragsite.settings.test",
         "CELERY_TASK_ALWAYS_EAGER": "false",
         "EMBEDDED_PG_DATABASE": db_name,
         "REDIS_URL": redis_url,
+        "CELERY_TASK_DEFAULT_QUEUE": queue,
+        "MEDIA_ROOT": str(settings.MEDIA_ROOT),
     }
     if settings.DATABASE_URL:
         env["DATABASE_URL"] = settings.DATABASE_URL.rsplit("/", 1)[0] + f"/{db_name}"
-    queue = f"lexrag-test-{os.getpid()}-{time.monotonic_ns()}"
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -114,3 +118,4 @@ def celery_worker(redis_url, transactional_db):
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             proc.kill()
+        redis.Redis.from_url(redis_url).delete(queue)  # drop anything a failed test left queued

@@ -80,7 +80,8 @@ def document_upload(
     """Store an uploaded file as a queued document and schedule its ingestion (unless `enqueue`
     is False: the caller then runs `document_ingest` itself, as `manage.py ingest` does).
 
-    The same bytes already in this case return the existing document with `duplicate=True`.
+    The same bytes already in this case return the existing document with `duplicate=True`,
+    unless its ingestion failed: uploading it again retries it.
     """
     if case.tenant_id != tenant.pk:
         raise InvalidInput("The case does not belong to this tenant.")
@@ -95,6 +96,8 @@ def document_upload(
     kind, mime_type = detect_kind(content, filename)
     sha256 = hashlib.sha256(content).hexdigest()
     existing = selectors.document_find_duplicate(tenant=tenant, case=case, sha256=sha256)
+    if existing is not None and existing.status == DocumentStatus.FAILED:
+        return UploadResult(_requeue(existing, enqueue=enqueue), duplicate=False)
     if existing is not None:
         return UploadResult(existing, duplicate=True)
 
@@ -287,9 +290,13 @@ def document_fail_unexpectedly(*, tenant: Tenant, document_id: int) -> None:
 def document_reindex(*, tenant: Tenant, document_id: int) -> Document:
     """Queue a document for a fresh extract → chunk → embed (its current chunks stay searchable
     until the new ones replace them)."""
-    document = selectors.document_get(tenant=tenant, document_id=document_id)
+    return _requeue(selectors.document_get(tenant=tenant, document_id=document_id), enqueue=True)
+
+
+def _requeue(document: Document, *, enqueue: bool) -> Document:
     _set_progress(document, progress=0, stage="queued", status=DocumentStatus.QUEUED)
-    transaction.on_commit(lambda: _enqueue_ingest(document))
+    if enqueue:
+        transaction.on_commit(lambda: _enqueue_ingest(document))
     document.refresh_from_db()
     return document
 

@@ -242,3 +242,17 @@ def test_awkward_but_readable_files_are_ingested(case, upload, name):
     assert document.status == DocumentStatus.READY, document.error_message
     assert "\x00" not in document.text
     _assert_exact_offsets(document)
+
+
+def _unreadable(*_args):
+    raise errors.CorruptDocument()
+
+
+def test_uploading_a_failed_document_again_retries_it(case, upload, monkeypatch):
+    with monkeypatch.context() as patch:  # the first attempt fails as if the file could not be read
+        patch.setattr(service, "extract", _unreadable)
+        failed = upload(case, "contract.txt").document
+    assert Document.objects.get(pk=failed.pk).status == DocumentStatus.FAILED
+    retried = upload(case, "contract.txt")
+    assert retried.duplicate is False and retried.document.pk == failed.pk
+    assert Document.objects.get(pk=failed.pk).status == DocumentStatus.READY

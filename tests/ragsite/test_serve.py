@@ -42,6 +42,8 @@ def test_serve_runs_web_and_worker_and_ctrl_c_stops_both(redis_url, db):
         "EMBEDDED_PG_DATABASE": settings.DATABASES["default"]["NAME"],
         "CELERY_TASK_ALWAYS_EAGER": "false",
         "REDIS_URL": redis_url,
+        # Its own queue: the worker must not take tasks of a development server on the same Redis.
+        "CELERY_TASK_DEFAULT_QUEUE": f"lexrag-test-serve-{port}",
     }
     serve = subprocess.Popen(
         [sys.executable, "manage.py", "serve", f"127.0.0.1:{port}"],

@@ -1,0 +1,59 @@
+"""manage.py ingest: folders recursively, a summary of ok / duplicate / failed with reasons."""
+
+import shutil
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from rag.models import Case, Document, DocumentStatus
+from tests.rag.conftest import FIXTURES
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def folder(tmp_path):
+    root = tmp_path / "matter"
+    (root / "nested").mkdir(parents=True)
+    shutil.copy(FIXTURES / "contract.txt", root / "contract.txt")
+    shutil.copy(FIXTURES / "contract.docx", root / "nested" / "contract.docx")
+    shutil.copy(FIXTURES / "contract.txt", root / "nested" / "same-bytes.txt")  # a duplicate
+    shutil.copy(FIXTURES / "scanned.pdf", root / "scan.pdf")  # no text layer
+    (root / "notes.md").write_text("ignored: not a supported extension")
+    return root
+
+
+def test_ingest_folder_recursively_with_summary(tenant, folder):
+    out = StringIO()
+    call_command(
+        "ingest",
+        str(folder),
+        tenant=tenant.slug,
+        case="Bulk matter",
+        doc_type="contract",
+        jurisdiction="New York",
+        stdout=out,
+        stderr=StringIO(),
+    )
+    summary = out.getvalue()
+    assert "2 ok, 1 duplicate, 1 failed" in summary
+    assert "scan.pdf" in summary and "No extractable text" in summary
+    case = Case.objects.get(tenant=tenant, name="Bulk matter")
+    ready = Document.objects.for_tenant(tenant).filter(case=case, status=DocumentStatus.READY)
+    assert ready.count() == 2
+    assert set(ready.values_list("doc_type", "jurisdiction")) == {("contract", "New York")}
+
+    again = StringIO()
+    call_command(
+        "ingest", str(folder), tenant=tenant.slug, case="Bulk matter", stdout=again, stderr=StringIO()
+    )
+    # Ready documents are duplicates; the failed one is retried (and fails again, for the same reason).
+    assert "0 ok, 3 duplicate, 1 failed" in again.getvalue()
+
+
+def test_unknown_tenant_or_path_is_a_clear_error(tenant, tmp_path):
+    with pytest.raises(CommandError, match="Unknown tenant"):
+        call_command("ingest", str(tmp_path), tenant="nobody", case="x")
+    with pytest.raises(CommandError, match="No such file"):
+        call_command("ingest", str(tmp_path / "missing"), tenant=tenant.slug, case="x")
