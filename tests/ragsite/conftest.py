@@ -17,3 +17,25 @@ def scratch_pg_dir():
     shutil.rmtree(data_dir, ignore_errors=True)
     shutil.rmtree(server.socket_dir_for(data_dir), ignore_errors=True)
     (data_dir.parent / f".{data_dir.name}.lock").unlink(missing_ok=True)
+
+
+def connection_settings(
+    data_dir, *, engine: str = "django.db.backends.postgresql", name: str = "postgres"
+) -> dict:
+    """A complete Django DATABASES entry for the embedded server on `data_dir`."""
+    return {
+        "ENGINE": engine,
+        "NAME": name,
+        "USER": "postgres",
+        "PASSWORD": "",
+        "HOST": str(server.socket_dir_for(data_dir)),
+        "PORT": "",
+        "DATA_DIR": str(data_dir),
+        "OPTIONS": {"connect_timeout": 2},
+        "TIME_ZONE": None,
+        "CONN_MAX_AGE": 0,
+        "CONN_HEALTH_CHECKS": False,
+        "AUTOCOMMIT": True,
+        "ATOMIC_REQUESTS": False,
+        "TEST": {},
+    }

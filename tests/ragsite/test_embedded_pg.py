@@ -9,6 +9,7 @@ from django.db import connection
 
 from ragsite.embedded_pg import server
 from tests.conftest import PROJECT_ROOT
+from tests.ragsite.conftest import connection_settings
 
 START_SCRIPT = (
     "import sys; from ragsite.embedded_pg import server; print(server.ensure_running(sys.argv[1]).pid)"
@@ -91,22 +92,7 @@ def test_missing_database_is_created_on_first_connection(scratch_pg_dir, django_
     from ragsite.embedded_pg.base import DatabaseWrapper
 
     server.ensure_running(scratch_pg_dir)
-    settings_dict = {
-        "ENGINE": "ragsite.embedded_pg",
-        "NAME": "fresh_db",
-        "USER": "postgres",
-        "PASSWORD": "",
-        "HOST": str(server.socket_dir_for(scratch_pg_dir)),
-        "PORT": "",
-        "DATA_DIR": str(scratch_pg_dir),
-        "OPTIONS": {},
-        "TIME_ZONE": None,
-        "CONN_MAX_AGE": 0,
-        "CONN_HEALTH_CHECKS": False,
-        "AUTOCOMMIT": True,
-        "ATOMIC_REQUESTS": False,
-        "TEST": {},
-    }
+    settings_dict = connection_settings(scratch_pg_dir, engine="ragsite.embedded_pg", name="fresh_db")
     wrapper = DatabaseWrapper(settings_dict, alias="fresh")
     try:
         with django_db_blocker.unblock(), wrapper.cursor() as cursor:

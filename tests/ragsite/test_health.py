@@ -8,30 +8,14 @@ from django.test import override_settings
 
 from ragsite import health
 from ragsite.embedded_pg import server
+from tests.ragsite.conftest import connection_settings
 
 UNREACHABLE_REDIS = "redis://127.0.0.1:1/0"
 
 
 def _connection_to(data_dir) -> DatabaseWrapper:
     """A Django connection to the embedded server on `data_dir` (which may be stopped)."""
-    return DatabaseWrapper(
-        {
-            "ENGINE": "django.db.backends.postgresql",
-            "NAME": "postgres",
-            "USER": "postgres",
-            "PASSWORD": "",
-            "HOST": str(server.socket_dir_for(data_dir)),
-            "PORT": "",
-            "OPTIONS": {"connect_timeout": 2},
-            "TIME_ZONE": None,
-            "CONN_MAX_AGE": 0,
-            "CONN_HEALTH_CHECKS": False,
-            "AUTOCOMMIT": True,
-            "ATOMIC_REQUESTS": False,
-            "TEST": {},
-        },
-        alias="health-probe",
-    )
+    return DatabaseWrapper(connection_settings(data_dir), alias="health-probe")
 
 
 @pytest.mark.django_db
