@@ -1,7 +1,9 @@
-"""manage.py demo_setup — a demo tenant, an admin user and an API key for `make run`.
+"""manage.py demo_setup — a demo tenant, an admin user, an API key and a demo matter for `make run`.
 
 Idempotent. The generated password and API key are kept in var/demo-credentials.json (git-ignored)
-so every `make run` prints the same working credentials.
+so every `make run` prints the same working credentials. The demo matter holds five public contracts
+(demo/documents/, see demo/ATTRIBUTION.md), ingested in this process on the first run only;
+`--no-documents` skips them.
 """
 
 import json
@@ -11,6 +13,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
+from ragsite import demo
 from tenants import selectors, services
 from tenants.models import Role
 
@@ -19,12 +22,20 @@ ADMIN_USERNAME = "admin"
 
 
 class Command(BaseCommand):
-    help = "Create (or refresh) the demo tenant, admin user and API key, and print them."
+    help = (
+        "Create (or refresh) the demo tenant, admin user and API key, load the demo documents, "
+        "and print the credentials."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--url", default="http://127.0.0.1:8000", help="where the app is served")
+        parser.add_argument(
+            "--no-documents",
+            action="store_true",
+            help=f"do not load the demo documents into the case {demo.DEMO_CASE!r}",
+        )
 
-    def handle(self, *args, url, **options):
+    def handle(self, *args, url, no_documents, **options):
         path = settings.VAR_DIR / "demo-credentials.json"
         saved = json.loads(path.read_text()) if path.exists() else {}
 
@@ -48,6 +59,8 @@ class Command(BaseCommand):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(saved))
         path.chmod(0o600)
+        if not no_documents:
+            self._load_documents(tenant, user)
         self.stdout.write(
             "\n".join(
                 [
@@ -62,3 +75,8 @@ class Command(BaseCommand):
                 ]
             )
         )
+
+    def _load_documents(self, tenant, user):
+        self.stdout.write(f"Loading the demo documents into {demo.DEMO_CASE!r} of {tenant.slug}:")
+        summary = demo.demo_documents_load(tenant=tenant, user=user, report=self.stdout.write)
+        self.stdout.write(f"Demo documents: {summary}")
