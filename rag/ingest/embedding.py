@@ -70,17 +70,29 @@ def get_model():
 
 
 def embed(texts: list[str], *, batch_size: int | None = None) -> np.ndarray:
-    """Unit-length float32 embeddings, one row per text (cosine similarity = dot product)."""
+    """Unit-length float32 embeddings, one row per text (cosine similarity = dot product).
+
+    Texts are batched by token count: chunks are cut by characters, so their token counts vary
+    widely, and sentence-transformers (which sorts by characters) pads most batches to a long
+    member. Batching by tokens gives the same vectors ~1.3-1.5x faster (bench/ingest.py).
+    """
+    vectors = np.zeros((len(texts), EMBEDDING_DIMENSION), dtype=np.float32)
     if not texts:
-        return np.zeros((0, EMBEDDING_DIMENSION), dtype=np.float32)
-    vectors = get_model().encode(
-        texts,
-        batch_size=batch_size or settings.EMBEDDING_BATCH_SIZE,
-        normalize_embeddings=True,
-        convert_to_numpy=True,
-        show_progress_bar=False,
-    )
-    return vectors.astype(np.float32, copy=False)
+        return vectors
+    model = get_model()
+    size = batch_size or settings.EMBEDDING_BATCH_SIZE
+    token_counts = [len(ids) for ids in model.tokenizer(texts, truncation=False, verbose=False)["input_ids"]]
+    order = sorted(range(len(texts)), key=lambda i: -token_counts[i])
+    for start in range(0, len(order), size):
+        batch = order[start : start + size]
+        vectors[batch] = model.encode(
+            [texts[i] for i in batch],
+            batch_size=size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+    return vectors
 
 
 def model_status() -> dict:

@@ -253,7 +253,8 @@ def _embed_with_reuse(document: Document, texts: list[str], hashes: list[str]) -
     )
     pending = {h: t for h, t in zip(hashes, texts, strict=True) if h not in known}
     order = list(pending)
-    step = max(settings.EMBEDDING_BATCH_SIZE * 4, 1)
+    # Larger calls let embed() group passages of similar length; 8 batches keeps progress lively.
+    step = max(settings.EMBEDDING_BATCH_SIZE * 8, 1)
     for done in range(0, len(order), step):
         batch = order[done : done + step]
         for text_hash, vector in zip(batch, embedding.embed([pending[h] for h in batch]), strict=True):

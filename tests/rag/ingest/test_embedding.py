@@ -1,0 +1,44 @@
+"""The packaged embedding model: offline, 384-dimensional, unit-length, order-preserving."""
+
+import numpy as np
+import pytest
+from django.test import override_settings
+
+from rag.ingest import embedding
+
+
+def test_vectors_are_unit_length_and_in_input_order():
+    texts = [
+        "The Supplier shall indemnify the Buyer.",
+        "Governing law: Delaware. " * 20,
+        "Term",
+        "Either party may terminate this Agreement upon thirty (30) days written notice to the other party.",
+    ]
+    vectors = embedding.embed(texts, batch_size=2)
+    assert vectors.shape == (4, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    # Batching by token count must not reorder rows: each row equals that text embedded alone.
+    for text, row in zip(texts, vectors, strict=True):
+        assert float(row @ embedding.embed([text])[0]) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_similar_meaning_is_closer_than_unrelated_text():
+    anchor, near, far = embedding.embed(
+        [
+            "Either party may terminate the agreement with thirty days notice.",
+            "The contract can be ended by either side on 30 days' notice.",
+            "The recipe calls for two cups of flour and an egg.",
+        ]
+    )
+    assert anchor @ near > anchor @ far + 0.2
+
+
+def test_empty_input():
+    assert embedding.embed([]).shape == (0, 384)
+
+
+def test_unknown_model_is_reported_not_downloaded():
+    with override_settings(EMBEDDING_MODEL="sentence-transformers/some-hub-model"):
+        with pytest.raises(embedding.EmbeddingModelUnavailable, match="local model directory"):
+            embedding.resolve_model_path()
+        assert embedding.model_status()["status"] == "unavailable"
