@@ -1,0 +1,215 @@
+"""Search filters: validated from a request, applied as one `Q` inside the search SQL."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from datetime import date, datetime
+from types import MappingProxyType
+from typing import Any
+
+from django.db.models import Q
+
+from rag.models import DocType, SourceType
+from ragsite.exceptions import InvalidQuery
+
+MAX_VALUES = 500  # per list filter; a bound on the size of the SQL a request can make
+MAX_METADATA_KEY_LENGTH = 100
+_INTEGER = re.compile(r"-?[0-9]{1,18}")
+_ID = re.compile(r"[0-9]{1,18}")
+MAX_ID = 2**63 - 1  # bigint
+_SCALARS = (str, int, float, bool)
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    """Restrictions on which chunks a search may return; empty fields do not restrict.
+
+    Within a field the values are alternatives (OR); different fields must all hold (AND).
+    `metadata` maps a key of `Document.metadata` to a value or a list of accepted values; a
+    document matches when its value equals one of them or, if its value is a list, contains one.
+    Integers and integer strings are interchangeable ({"year": 2023} matches 2023 and "2023").
+    A date range excludes documents without a date; jurisdictions compare case-insensitively.
+    """
+
+    date_range_start: date | None = None
+    date_range_end: date | None = None
+    jurisdictions: tuple[str, ...] = ()
+    doc_types: tuple[str, ...] = ()
+    source_types: tuple[str, ...] = ()
+    case_ids: tuple[int, ...] = ()
+    document_ids: tuple[int, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self):
+        # Frozen means frozen: lists become tuples and the metadata mapping read-only.
+        for name in ("jurisdictions", "doc_types", "source_types", "case_ids", "document_ids"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+
+    @classmethod
+    def from_request(cls, data: Mapping | None) -> SearchFilters:
+        """Validate request input (JSON-like) into filters; `InvalidQuery` lists every bad field."""
+        if data is None:
+            return cls()
+        if not isinstance(data, Mapping):
+            raise InvalidQuery("Filters must be an object.", details={"filters": "Must be an object."})
+        errors: dict[str, str] = {}
+        known = {f.name for f in fields(cls)}
+        for key in data:
+            if key not in known:
+                errors[str(key)] = "Unknown filter."
+        values = {
+            "date_range_start": _date(data.get("date_range_start"), "date_range_start", errors),
+            "date_range_end": _date(data.get("date_range_end"), "date_range_end", errors),
+            "jurisdictions": _strings(data.get("jurisdictions"), "jurisdictions", errors),
+            "doc_types": _strings(data.get("doc_types"), "doc_types", errors, choices=DocType.values),
+            "source_types": _strings(
+                data.get("source_types"), "source_types", errors, choices=SourceType.values
+            ),
+            "case_ids": _ids(data.get("case_ids"), "case_ids", errors),
+            "document_ids": _ids(data.get("document_ids"), "document_ids", errors),
+            "metadata": _metadata(data.get("metadata"), errors),
+        }
+        start, end = values["date_range_start"], values["date_range_end"]
+        if start and end and start > end:
+            errors["date_range_start"] = "Must not be after date_range_end."
+        if errors:
+            raise InvalidQuery("Some filters are not valid.", details=errors)
+        return cls(**values)
+
+    def is_empty(self) -> bool:
+        return self == SearchFilters()
+
+    def as_q(self) -> Q:
+        """The filters as one `Q` over `Chunk`: copied fields are the chunk's own columns, metadata
+        joins the chunk's document in the same query (JSONB containment, `@>`)."""
+        q = Q()
+        if self.date_range_start:
+            q &= Q(document_date__gte=self.date_range_start)
+        if self.date_range_end:
+            q &= Q(document_date__lte=self.date_range_end)
+        if self.jurisdictions:
+            # Free text typed by people: "Colorado" and "colorado" are the same jurisdiction.
+            q &= _any(Q(jurisdiction__iexact=value) for value in self.jurisdictions)
+        if self.doc_types:
+            q &= Q(doc_type__in=self.doc_types)
+        if self.source_types:
+            q &= Q(source_type__in=self.source_types)
+        if self.case_ids:
+            q &= Q(case_id__in=self.case_ids)
+        if self.document_ids:
+            q &= Q(document_id__in=self.document_ids)
+        for key, accepted in self.metadata.items():
+            q &= _any(_metadata_q(key, value) for value in _variants(accepted))
+        return q
+
+
+def _any(qs) -> Q:
+    result = Q()
+    for q in qs:
+        result |= q
+    return result
+
+
+def _metadata_q(key: str, value) -> Q:
+    # `{"k": v}` is contained in {"k": v}; `{"k": [v]}` in {"k": [..., v, ...]}. The key is never
+    # part of a lookup path, so "a__b" or "a.b" are plain keys.
+    return Q(document__metadata__contains={key: value}) | Q(document__metadata__contains={key: [value]})
+
+
+def _variants(accepted) -> list:
+    values = list(accepted) if isinstance(accepted, list | tuple) else [accepted]
+    result = []
+    for value in values:
+        result.append(value)
+        if isinstance(value, int) and not isinstance(value, bool):
+            result.append(str(value))
+        elif isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
+            result.append(int(value))
+    # 1 == True in Python, but not in JSON: deduplicate by type and value.
+    return list({(type(v), v): v for v in result}.values())
+
+
+def _date(value, name: str, errors: dict) -> date | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value.strip())
+        except ValueError:
+            pass
+    errors[name] = "Must be a date in the form YYYY-MM-DD."
+    return None
+
+
+def _listed(value, name: str, errors: dict) -> list | None:
+    """A list of values from a list/tuple or a single value; None when absent or invalid."""
+    if value is None:
+        return []
+    items = list(value) if isinstance(value, list | tuple) else [value]
+    if len(items) > MAX_VALUES:
+        errors[name] = f"At most {MAX_VALUES} values."
+        return None
+    return items
+
+
+def _strings(value, name: str, errors: dict, *, choices=None) -> tuple[str, ...]:
+    items = _listed(value, name, errors)
+    if items is None:
+        return ()
+    if not all(isinstance(item, str) and item.strip() for item in items):
+        errors[name] = "Must be a list of non-empty strings."
+        return ()
+    items = [item.strip() for item in items]
+    if choices is not None:
+        unknown = [item for item in items if item not in choices]
+        if unknown:
+            errors[name] = f"Unknown value(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(choices)}."
+            return ()
+    return tuple(dict.fromkeys(items))
+
+
+def _ids(value, name: str, errors: dict) -> tuple[int, ...]:
+    items = _listed(value, name, errors)
+    if items is None:
+        return ()
+    ids = []
+    for item in items:
+        if isinstance(item, str) and _ID.fullmatch(item.strip()):
+            item = int(item)
+        if isinstance(item, int) and not isinstance(item, bool) and 0 < item <= MAX_ID:
+            ids.append(item)
+        else:
+            errors[name] = "Must be a list of positive integer ids."
+            return ()
+    return tuple(dict.fromkeys(ids))
+
+
+def _metadata(value, errors: dict) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        errors["metadata"] = "Must be an object of key → value or list of values."
+        return {}
+    result = {}
+    for key, accepted in value.items():
+        if not isinstance(key, str) or not key or len(key) > MAX_METADATA_KEY_LENGTH:
+            errors["metadata"] = (
+                f"Keys must be non-empty strings of at most {MAX_METADATA_KEY_LENGTH} characters."
+            )
+            return {}
+        values = list(accepted) if isinstance(accepted, list | tuple) else [accepted]
+        if not values or len(values) > MAX_VALUES:
+            errors["metadata"] = f"{key!r}: give 1 to {MAX_VALUES} values."
+            return {}
+        if not all(isinstance(v, _SCALARS) for v in values):
+            errors["metadata"] = f"{key!r}: values must be strings, numbers or booleans (a flat object)."
+            return {}
+        result[key] = accepted if isinstance(accepted, _SCALARS) else values
+    return result

@@ -1,0 +1,67 @@
+"""One place that runs search SQL: per-query settings, a statement timeout and error mapping."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.conf import settings
+from django.db import InterfaceError, InternalError, OperationalError, connection, transaction
+
+from ragsite.exceptions import InvalidQuery, VectorStoreUnavailable
+
+logger = logging.getLogger(__name__)
+
+# pgvector's own default; its valid range is 1..1000.
+DEFAULT_EF_SEARCH = 40
+MAX_EF_SEARCH = 1000
+
+
+def statement_timeout_ms() -> int:
+    """settings.VECTOR_STORE_TIMEOUT_SECONDS in whole milliseconds (0 disables the timeout)."""
+    seconds = float(settings.VECTOR_STORE_TIMEOUT_SECONDS)
+    return 0 if seconds <= 0 else max(1, round(seconds * 1000))
+
+
+def positive_int(value, name: str, *, maximum: int | None = None) -> int:
+    """`value` if it is an int in 1..maximum, else `InvalidQuery` naming the field."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidQuery(
+            f"{name} must be a positive integer.", details={name: "Must be a positive integer."}
+        )
+    if maximum is not None and value > maximum:
+        raise InvalidQuery(
+            f"{name} must be at most {maximum}.", details={name: f"Must be at most {maximum}."}
+        )
+    return value
+
+
+@contextmanager
+def search_session(*, ef_search: int | None = None) -> Iterator[None]:
+    """Run the block's queries in a transaction with transaction-local search settings.
+
+    `SET LOCAL` (here `set_config(..., true)`, one round trip) needs a transaction, and must not
+    outlive the search: the block is always rolled back (searches only read), so inside a caller's
+    transaction the savepoint rollback undoes the settings too. With `ef_search`, the HNSW scan
+    gets that candidate list size and pgvector 0.8's relaxed iterative scan, which keeps scanning
+    the index until enough rows pass the WHERE clause (tenant, filters) instead of returning fewer.
+
+    Timeouts and lost connections become `VectorStoreUnavailable` (503); SQL bugs stay errors.
+    """
+    names = ["statement_timeout"]
+    values = [str(statement_timeout_ms())]
+    if ef_search is not None:
+        names += ["hnsw.ef_search", "hnsw.iterative_scan"]
+        values += [str(ef_search), "relaxed_order"]
+    set_sql = "SELECT " + ", ".join("set_config(%s, %s, true)" for _ in names)
+    params = [item for pair in zip(names, values, strict=True) for item in pair]
+    try:
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute(set_sql, params)
+            yield
+            transaction.set_rollback(True)
+    except (OperationalError, InterfaceError, InternalError) as exc:
+        logger.warning("search query failed", extra={"error": f"{type(exc).__name__}: {exc}"})
+        raise VectorStoreUnavailable() from exc

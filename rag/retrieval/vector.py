@@ -1,0 +1,104 @@
+"""Semantic search: pgvector HNSW cosine nearest neighbours, scoped and filtered inside the SQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+from django.db.models import QuerySet
+from pgvector.django import CosineDistance
+
+from rag.ingest import embedding
+from rag.models import EMBEDDING_DIMENSION, Chunk
+from tenants.models import Tenant
+from tenants.selectors import owned_list
+
+from .filters import SearchFilters
+from .hits import Hit
+from .session import DEFAULT_EF_SEARCH, MAX_EF_SEARCH, positive_int, search_session
+
+__all__ = ["Hit", "nearest_chunks", "semantic_search", "similarities"]
+
+
+def _vector(query_vector) -> list[float]:
+    vector = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+    if vector.shape != (EMBEDDING_DIMENSION,) or not np.all(np.isfinite(vector)):
+        raise ValueError(
+            f"query_vector must be {EMBEDDING_DIMENSION} finite floats, got shape {vector.shape}"
+        )
+    return vector.tolist()
+
+
+def nearest_chunks(
+    *,
+    tenant: Tenant,
+    query_vector,
+    k: int,
+    filters: SearchFilters | None = None,
+    embedding_model: str | None = None,
+) -> QuerySet:
+    """The semantic search SQL as a queryset of (id, document_id, distance) rows (for EXPLAIN).
+
+    The tenant, the embedding model and the filters are WHERE conditions of the HNSW-ordered scan,
+    so they apply before the LIMIT, never to an already-cut top k.
+    """
+    chunks = owned_list(Chunk, tenant=tenant).filter(embedding_model=embedding_model or embedding.model_id())
+    if filters is not None:
+        chunks = chunks.filter(filters.as_q())
+    return (
+        chunks.annotate(distance=CosineDistance("embedding", _vector(query_vector)))
+        .order_by("distance")
+        .values_list("pk", "document_id", "distance")[:k]
+    )
+
+
+def semantic_search(
+    *,
+    tenant: Tenant,
+    query_vector,
+    k: int,
+    filters: SearchFilters | None = None,
+    ef_search: int | None = None,
+    embedding_model: str | None = None,
+) -> list[Hit]:
+    """The `k` chunks of `tenant` nearest to `query_vector` (cosine), best first.
+
+    Only chunks embedded with `embedding_model` (default: the current model) are compared: vectors
+    of different models live in different spaces. `ef_search` (default max(40, k)) trades speed
+    for recall; pgvector's iterative scan still returns `k` rows when a selective filter rejects
+    most of the index's nearest candidates. Score = cosine similarity (1 - cosine distance).
+    Raises `VectorStoreUnavailable` on timeouts (settings.VECTOR_STORE_TIMEOUT_SECONDS) and lost
+    connections.
+    """
+    k = positive_int(k, "k")
+    ef = positive_int(ef_search, "ef_search", maximum=MAX_EF_SEARCH) if ef_search is not None else None
+    ef = ef or min(max(DEFAULT_EF_SEARCH, k), MAX_EF_SEARCH)
+    query = nearest_chunks(
+        tenant=tenant, query_vector=query_vector, k=k, filters=filters, embedding_model=embedding_model
+    )
+    with search_session(ef_search=ef):
+        rows = list(query)
+    # relaxed_order may return rows slightly out of order: restore exact order by distance.
+    rows.sort(key=lambda row: (row[2], row[0]))
+    return [
+        Hit(chunk_id=pk, document_id=document_id, score=1.0 - distance, similarity=1.0 - distance)
+        for pk, document_id, distance in rows
+    ]
+
+
+def similarities(
+    *, tenant: Tenant, query_vector, chunk_ids: Iterable[int], embedding_model: str | None = None
+) -> dict[int, float]:
+    """{chunk_id: cosine similarity} for the given chunks of `tenant` that have a vector of the
+    current embedding model (hybrid search fills in keyword-only hits with it)."""
+    ids = list(dict.fromkeys(chunk_ids))
+    if not ids:
+        return {}
+    rows = (
+        owned_list(Chunk, tenant=tenant)
+        .filter(pk__in=ids, embedding_model=embedding_model or embedding.model_id())
+        .annotate(distance=CosineDistance("embedding", _vector(query_vector)))
+        .values_list("pk", "distance")
+    )
+    with search_session():
+        return {pk: 1.0 - distance for pk, distance in rows}

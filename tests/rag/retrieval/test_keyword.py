@@ -1,0 +1,136 @@
+"""Keyword search against real PostgreSQL full-text search: words, phrases, exclusions, legal
+identifiers, scores, and queries with nothing to search for."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.models import Chunk
+from rag.retrieval import keyword_search
+from rag.retrieval.identifiers import extract_identifiers
+from rag.retrieval.keyword import parse_query
+
+from .conftest import add_chunks, make_document
+
+pytestmark = pytest.mark.django_db
+
+
+def _ids(hits) -> list[int]:
+    return [hit.document_id for hit in hits]
+
+
+@pytest.fixture
+def clauses(case, random_unit):
+    """One-chunk documents numbered like contract clauses, with near-miss numbers as decoys
+    (rows written directly: keyword search reads the text and its generated tsvector only)."""
+    texts = {
+        "payment": "10.2 Payment. The Buyer shall pay each invoice within thirty days of delivery.",
+        "notices": "Section 10.25 Notices. Notices under this Section must be in writing, see Section 110.2.",
+        "termination": "Section 10 Termination. Section 10 applies to termination; Section 3 to renewal.",
+        "ucc": "Under UCC \u00a7 2-207 additional terms in an acceptance are proposals for addition.",
+        "ucc_dash": "Battle of the forms: \u00a72\u2013207 of the Uniform Commercial Code governs here.",
+        "decoy": "Section 12-207 of the municipal code limits parking of delivery trucks to 10 days.",
+        "motion": "The complaint was dismissed under Rule 12(b)(6); see 123 F.3d 456 (9th Cir. 1997).",
+        "other_cite": "The court relied on 123 F.3d 457 and on Rule 12(b)(1) for standing.",
+    }
+    documents = {}
+    for name, text in texts.items():
+        documents[name] = make_document(case, name)
+        add_chunks(documents[name], [random_unit()], texts=[text])
+    return documents
+
+
+def test_words_rank_the_chunk_matching_more_of_them_first(case, upload):
+    upload(case, "contract.docx")
+    hits = keyword_search(tenant=case.tenant, query="which state law governs disputes", k=3)
+    assert hits
+    best = Chunk.objects.get(pk=hits[0].chunk_id)
+    assert "State of Colorado" in best.text
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert all(0 < h.score <= 1 and h.keyword_score == h.score and h.similarity is None for h in hits)
+
+
+def test_quoted_phrases_must_match_as_phrases(case, upload):
+    document = upload(case, "contract.docx").document
+    hits = keyword_search(tenant=case.tenant, query='"conflicts of law principles"', k=5)
+    assert len(hits) == 1 and hits[0].document_id == document.pk
+    assert "conflicts of law principles" in Chunk.objects.get(pk=hits[0].chunk_id).text
+    assert keyword_search(tenant=case.tenant, query='"principles of law conflicts"', k=5) == []
+
+
+def test_excluded_words_remove_chunks(case, clauses):
+    with_all = keyword_search(tenant=case.tenant, query="Section Notices", k=10)
+    without = keyword_search(tenant=case.tenant, query="Section -notices", k=10)
+    assert clauses["notices"].pk in _ids(with_all)
+    assert clauses["notices"].pk not in _ids(without) and without
+
+
+def test_section_number_ranks_the_chunk_containing_it_first(case, clauses):
+    hits = keyword_search(tenant=case.tenant, query="Section 10.2", k=5)
+    assert _ids(hits)[0] == clauses["payment"].pk
+    # "10.25" and "110.2" are other sections.
+    assert clauses["notices"].pk not in _ids(hits)
+
+
+def test_bare_section_numbers_need_their_label(case, clauses):
+    hits = keyword_search(tenant=case.tenant, query="Section 10", k=10)
+    assert _ids(hits)[0] == clauses["termination"].pk
+    # Subsections belong to Section 10 ("10.2 Payment" as a heading, "Section 10.25"); "10 days"
+    # and "Section 110.2" do not.
+    assert set(_ids(hits)) == {clauses["termination"].pk, clauses["payment"].pk, clauses["notices"].pk}
+    assert _ids(keyword_search(tenant=case.tenant, query="section 3", k=10)) == [clauses["termination"].pk]
+
+
+def test_section_sign_identifiers_match_exactly_with_any_dash(case, clauses):
+    hits = keyword_search(tenant=case.tenant, query="\u00a7 2-207", k=10)
+    assert set(_ids(hits)) == {clauses["ucc"].pk, clauses["ucc_dash"].pk}
+    assert clauses["decoy"].pk not in _ids(keyword_search(tenant=case.tenant, query="UCC \u00a7 2-207", k=10))
+
+
+def test_the_contract_fixture_clause_on_2_207_is_found(case, upload):
+    document = upload(case, "contract.txt").document
+    hits = keyword_search(tenant=case.tenant, query="\u00a7 2-207 acceptance", k=3)
+    assert hits and hits[0].document_id == document.pk
+    assert "\u00a7 2-207" in Chunk.objects.get(pk=hits[0].chunk_id).text
+
+
+def test_rules_and_case_citations_match_exactly(case, clauses):
+    assert _ids(keyword_search(tenant=case.tenant, query="Rule 12(b)(6)", k=10)) == [clauses["motion"].pk]
+    assert _ids(keyword_search(tenant=case.tenant, query="123 F.3d 456", k=10)) == [clauses["motion"].pk]
+    assert _ids(keyword_search(tenant=case.tenant, query="123 F. 3d 457", k=10)) == [clauses["other_cite"].pk]
+
+
+@pytest.mark.parametrize("query", ["", "   ", "the of and", '"to be"', "-delivery", "or"])
+def test_queries_with_nothing_to_search_return_nothing(case, clauses, query):
+    assert keyword_search(tenant=case.tenant, query=query, k=5) == []
+
+
+def test_k_is_honoured(case, clauses):
+    hits = keyword_search(tenant=case.tenant, query="section delivery court", k=2)
+    assert len(hits) == 2
+
+
+def test_query_parsing_separates_phrases_identifiers_words_and_exclusions():
+    parsed = parse_query('"battle of the forms" UCC § 2-207 -lease acceptance Acceptance')
+    assert parsed.phrases == ["battle of the forms"]
+    assert [i.terms for i in parsed.identifiers] == ["2-207"]
+    assert parsed.words == ["ucc", "acceptance"]
+    assert parsed.negated == ["lease"]
+
+
+@pytest.mark.parametrize(
+    ("query", "terms"),
+    [
+        ("Section 10.2", ["10.2"]),
+        ("sec. 4(a) and para. 3", ["4(a)", "3"]),
+        ("Rule 12(b)(6)", ["12(b)(6)"]),
+        ("550 U.S. 544; 127 S. Ct. 1955", ["550 U.S. 544", "127 S. Ct. 1955"]),
+        ("42 U.S.C. \u00a7 1983", ["1983"]),
+        ("2019 WL 123456", ["2019 WL 123456"]),
+        ("payment of 30 days in 2023", []),  # plain numbers are words
+        ("12 Motion 6", []),
+    ],
+)
+def test_identifier_detection(query, terms):
+    identifiers, _ = extract_identifiers(query)
+    assert [i.terms for i in identifiers] == terms
