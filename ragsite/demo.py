@@ -15,12 +15,9 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from rag import selectors as rag_selectors
 from rag import services as rag_services
 from rag.ingest import service
-from rag.models import Document, DocumentStatus
 from ragsite.env import BASE_DIR
-from ragsite.exceptions import ApplicationError
 from tenants.models import Tenant
 
 logger = logging.getLogger(__name__)
@@ -74,16 +71,6 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
-def _ingest(tenant: Tenant, document: Document) -> Document:
-    try:
-        return service.document_ingest(tenant=tenant, document_id=document.pk)
-    except Exception:
-        # Record it on the document as the Celery task would, and carry on with the next one.
-        logger.exception("demo document ingestion failed", extra={"document_id": document.pk})
-        service.document_fail_unexpectedly(tenant=tenant, document_id=document.pk)
-        return rag_selectors.document_get(tenant=tenant, document_id=document.pk)
-
-
 def demo_documents_load(
     *, tenant: Tenant, report: Callable[[str], None], user=None, directory: Path | None = None
 ) -> LoadSummary:
@@ -94,30 +81,24 @@ def demo_documents_load(
     for item in demo_documents(directory):
         name = item.path.name
         try:
-            result = service.document_upload(
-                tenant=tenant,
-                case=case,
-                filename=name,
-                content=item.path.read_bytes(),
-                uploaded_by=user,
-                fields=item.fields,
-                enqueue=False,
-            )
-        except (ApplicationError, OSError) as exc:
+            content = item.path.read_bytes()
+        except OSError as exc:
             summary.failed += 1
-            report(f"  failed {name}: {getattr(exc, 'message', exc)}")
+            report(f"  failed {name}: {exc}")
             continue
-        if result.duplicate and result.document.status == DocumentStatus.READY:
+        result = service.ingest_now(
+            tenant=tenant, case=case, filename=name, content=content, uploaded_by=user, fields=item.fields
+        )
+        if result.status == "duplicate":
             summary.already_loaded += 1
             report(f"  already loaded {name}")
-            continue
-        document = _ingest(tenant, result.document)
-        if document.status == DocumentStatus.READY:
+        elif result.status == "ok":
+            document = result.document
             summary.ingested += 1
             summary.passages += document.chunk_count
             pages, passages = _plural(document.page_count, "page"), _plural(document.chunk_count, "passage")
             report(f"  ingested {name}: {pages}, {passages}")
         else:
             summary.failed += 1
-            report(f"  failed {name}: {document.error_message}")
+            report(f"  failed {name}: {result.reason}")
     return summary

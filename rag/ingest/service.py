@@ -140,6 +140,53 @@ def document_upload(
     return UploadResult(document, duplicate=False)
 
 
+@dataclass(frozen=True)
+class IngestOutcome:
+    """What `ingest_now` did with one file: "ok", "duplicate" (already ready) or "failed"."""
+
+    status: str
+    document: Document | None
+    reason: str = ""
+
+
+def ingest_now(
+    *,
+    tenant: Tenant,
+    case: Case,
+    filename: str,
+    content: bytes,
+    uploaded_by=None,
+    fields: DocumentFields | None = None,
+) -> IngestOutcome:
+    """Upload and ingest one file in this process (bulk command, demo data). Failures are
+    outcomes, not exceptions, so a batch carries on; a duplicate that is not ready yet (an
+    interrupted earlier run) is ingested again."""
+    try:
+        result = document_upload(
+            tenant=tenant,
+            case=case,
+            filename=filename,
+            content=content,
+            uploaded_by=uploaded_by,
+            fields=fields,
+            enqueue=False,
+        )
+    except ApplicationError as exc:
+        return IngestOutcome("failed", None, exc.message)
+    if result.duplicate and result.document.status == DocumentStatus.READY:
+        return IngestOutcome("duplicate", result.document)
+    try:
+        document = document_ingest(tenant=tenant, document_id=result.document.pk)
+    except Exception:
+        # Recorded on the document as the Celery task would; the batch goes on.
+        logger.exception("ingest crashed", extra={"document_id": result.document.pk})
+        document_fail_unexpectedly(tenant=tenant, document_id=result.document.pk)
+        document = selectors.document_get(tenant=tenant, document_id=result.document.pk)
+    if document.status == DocumentStatus.READY:
+        return IngestOutcome("ok", document)
+    return IngestOutcome("failed", document, document.error_message)
+
+
 def _enqueue_ingest(document: Document) -> None:
     from rag.tasks import ingest_document
 

@@ -12,8 +12,8 @@ from tqdm import tqdm
 
 from rag import services as rag_services
 from rag.ingest import service
-from rag.models import DocType, DocumentStatus, SourceType
-from ragsite.exceptions import ApplicationError, NotFound
+from rag.models import DocType, SourceType
+from ragsite.exceptions import NotFound
 from tenants.selectors import tenant_get_by_slug
 
 SUFFIXES = {".pdf", ".docx", ".txt"}
@@ -57,29 +57,14 @@ class Command(BaseCommand):
         chunks = 0
         progress = tqdm(files, unit="file", desc="ingesting", disable=not files)
         for path in progress:
-            try:
-                result = service.document_upload(
-                    tenant=tenant_obj,
-                    case=case_obj,
-                    filename=path.name,
-                    content=path.read_bytes(),
-                    fields=fields,
-                    enqueue=False,
-                )
-            except ApplicationError as exc:
-                outcome["failed"] += 1
-                failures.append((path, exc.message))
-                continue
-            if result.duplicate:
-                outcome["duplicate"] += 1
-                continue
-            document = service.document_ingest(tenant=tenant_obj, document_id=result.document.pk)
-            if document.status == DocumentStatus.READY:
-                outcome["ok"] += 1
-                chunks += document.chunk_count
-            else:
-                outcome["failed"] += 1
-                failures.append((path, document.error_message))
+            result = service.ingest_now(
+                tenant=tenant_obj, case=case_obj, filename=path.name, content=path.read_bytes(), fields=fields
+            )
+            outcome[result.status] += 1
+            if result.status == "ok":
+                chunks += result.document.chunk_count
+            elif result.status == "failed":
+                failures.append((path, result.reason))
             progress.set_postfix(chunks=chunks, failed=outcome["failed"])
 
         self.stdout.write(
