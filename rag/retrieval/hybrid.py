@@ -72,6 +72,7 @@ def hybrid_search(
     candidates: int | None = None,
     weights: tuple[float, float] = (1.0, 1.0),
     rrf_k: int = DEFAULT_RRF_K,
+    query_vector=None,
 ) -> list[Hit]:
     """The `k` best chunks of `tenant` for `query`, best first.
 
@@ -79,6 +80,7 @@ def hybrid_search(
     runs both on `candidates` rows each (default max(settings.DEFAULT_TOP_K, 4k)) and fuses them
     with weighted RRF; the hit's `score` is the RRF score, `similarity` its cosine similarity (also
     for keyword-only hits) and `keyword_score` its keyword score or None. A blank query gives [].
+    `query_vector` is the query's embedding when the caller already has it (else it is embedded).
     """
     semantic_weight, keyword_weight = _validated(mode, weights, rrf_k)
     k = positive_int(k, "k")
@@ -88,7 +90,8 @@ def hybrid_search(
         return []
     if mode == "keyword":
         return keyword_search(tenant=tenant, query=query, k=k, filters=filters)
-    query_vector = embedding.embed([query])[0]
+    if query_vector is None:
+        query_vector = embedding.embed([query])[0]
     if mode == "semantic":
         return semantic_search(tenant=tenant, query_vector=query_vector, k=k, filters=filters)
 

@@ -13,9 +13,13 @@ from ragsite.exceptions import InvalidQuery, VectorStoreUnavailable
 
 logger = logging.getLogger(__name__)
 
-# pgvector's own default; its valid range is 1..1000.
-DEFAULT_EF_SEARCH = 40
+# pgvector's valid range for hnsw.ef_search.
 MAX_EF_SEARCH = 1000
+
+
+def default_ef_search() -> int:
+    """settings.VECTOR_STORE_EF_SEARCH (pgvector's own default is 40)."""
+    return positive_int(settings.VECTOR_STORE_EF_SEARCH, "VECTOR_STORE_EF_SEARCH", maximum=MAX_EF_SEARCH)
 
 
 def statement_timeout_ms() -> int:

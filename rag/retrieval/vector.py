@@ -15,7 +15,7 @@ from tenants.selectors import owned_list
 
 from .filters import SearchFilters
 from .hits import Hit
-from .session import DEFAULT_EF_SEARCH, MAX_EF_SEARCH, positive_int, search_session
+from .session import MAX_EF_SEARCH, default_ef_search, positive_int, search_session
 
 __all__ = ["Hit", "nearest_chunks", "semantic_search", "similarities"]
 
@@ -64,7 +64,7 @@ def semantic_search(
     """The `k` chunks of `tenant` nearest to `query_vector` (cosine), best first.
 
     Only chunks embedded with `embedding_model` (default: the current model) are compared: vectors
-    of different models live in different spaces. `ef_search` (default max(40, k)) trades speed
+    of different models live in different spaces. `ef_search` (default max(settings.VECTOR_STORE_EF_SEARCH, k)) trades speed
     for recall; pgvector's iterative scan still returns `k` rows when a selective filter rejects
     most of the index's nearest candidates. Score = cosine similarity (1 - cosine distance).
     Raises `VectorStoreUnavailable` on timeouts (settings.VECTOR_STORE_TIMEOUT_SECONDS) and lost
@@ -72,7 +72,7 @@ def semantic_search(
     """
     k = positive_int(k, "k")
     ef = positive_int(ef_search, "ef_search", maximum=MAX_EF_SEARCH) if ef_search is not None else None
-    ef = ef or min(max(DEFAULT_EF_SEARCH, k), MAX_EF_SEARCH)
+    ef = ef or min(max(default_ef_search(), k), MAX_EF_SEARCH)
     query = nearest_chunks(
         tenant=tenant, query_vector=query_vector, k=k, filters=filters, embedding_model=embedding_model
     )
