@@ -66,9 +66,7 @@ def _overlap(a: Span, b: Span) -> int:
 
 def _covered(gold: Span, retrieved: Iterable[Span]) -> int:
     """Characters of `gold` inside the union of `retrieved` (overlapping retrievals count once)."""
-    pieces = sorted(
-        (max(r.start, gold.start), min(r.end, gold.end)) for r in retrieved if _overlap(r, gold)
-    )
+    pieces = sorted((max(r.start, gold.start), min(r.end, gold.end)) for r in retrieved if _overlap(r, gold))
     covered, reach = 0, gold.start
     for start, end in pieces:
         start = max(start, reach)
