@@ -19,6 +19,7 @@ from pgvector.django import HnswIndex, VectorField
 from tenants.models import TenantOwned
 
 EMBEDDING_DIMENSION = 384  # all-MiniLM-L6-v2; checked against the loaded model at start-up
+RANKING_WEIGHT_MAX = 10.0  # a bound on each ranking weight, so one cannot drown the others by typo
 
 
 class SourceType(models.TextChoices):
