@@ -1,9 +1,12 @@
-"""Admin inspection of cases, documents and chunks, with a reindex action."""
+"""Admin inspection of cases, documents and chunks, with a reindex action; per-tenant ranking
+weights."""
 
 from django.contrib import admin
 
+from . import services
 from .ingest import service
-from .models import Case, Chunk, Document
+from .models import Case, Chunk, Document, RankingWeights
+from .retrieval.ranking import Weights
 
 
 @admin.register(Case)
@@ -65,3 +68,59 @@ class ChunkAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+@admin.register(RankingWeights)
+class RankingWeightsAdmin(admin.ModelAdmin):
+    list_display = ["tenant", "similarity_weight", "recency_weight", "trust_weight", "version", "updated_at"]
+    list_select_related = ["tenant"]
+    fields = [
+        "tenant",
+        "similarity_weight",
+        "recency_weight",
+        "trust_weight",
+        "version",
+        "updated_at",
+        "updated_by",
+    ]
+    readonly_fields = ["version", "updated_at", "updated_by"]
+    actions = ["reset_to_settings"]
+
+    def has_delete_permission(self, request, obj=None):
+        # Deleting would restart `version` at 0 and let later versions collide in caches; resetting
+        # keeps the row and bumps the version (rag.services.ranking_weights_reset).
+        return False
+
+    @admin.action(description="Reset selected to the RAG_*_WEIGHT settings")
+    def reset_to_settings(self, request, queryset):
+        rows = list(queryset.select_related("tenant"))
+        for row in rows:
+            services.ranking_weights_reset(tenant=row.tenant, updated_by=request.user)
+        self.message_user(request, f"Reset {len(rows)} tenant(s) to the default ranking weights.")
+
+    def get_readonly_fields(self, request, obj=None):
+        # A row belongs to its tenant for good; moving it would hand one firm's tuning to another.
+        return [*self.readonly_fields, "tenant"] if obj else self.readonly_fields
+
+    def get_changeform_initial_data(self, request):
+        defaults = Weights.from_settings()
+        return {
+            **super().get_changeform_initial_data(request),
+            "similarity_weight": defaults.similarity,
+            "recency_weight": defaults.recency,
+            "trust_weight": defaults.trust,
+        }
+
+    def save_model(self, request, obj, form, change):
+        # Through the service, so an admin edit bumps `version` like any other write.
+        saved = services.ranking_weights_set(
+            tenant=obj.tenant,
+            similarity_weight=obj.similarity_weight,
+            recency_weight=obj.recency_weight,
+            trust_weight=obj.trust_weight,
+            updated_by=request.user,
+        )
+        # The admin logs and redirects with `obj`: make it the stored row.
+        for field in ("pk", "version", "updated_at", "updated_by"):
+            setattr(obj, field, getattr(saved, field))
+        obj._state.adding = False

@@ -1,4 +1,5 @@
-"""Tenant-scoped research data: cases, documents, their pgvector chunks and the corpus version.
+"""Tenant-scoped research data: cases, documents, their pgvector chunks, the corpus version and the
+tenant's ranking weights.
 
 Every model inherits `TenantOwned` (non-null tenant FK; `objects.for_tenant()`); read them through
 `rag.selectors`, never with a bare `Model.objects.get()`.
@@ -6,12 +7,14 @@ Every model inherits `TenantOwned` (non-null tenant FK; `objects.for_tenant()`);
 
 from __future__ import annotations
 
+import math
 import uuid
 from pathlib import PurePath
 
 from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from pgvector.django import HnswIndex, VectorField
@@ -213,3 +216,46 @@ class IndexVersion(TenantOwned):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant"], name="index_version_one_per_tenant")]
+
+
+_WEIGHT_VALIDATORS = [MinValueValidator(0.0), MaxValueValidator(RANKING_WEIGHT_MAX)]
+
+
+class RankingWeights(TenantOwned):
+    """A tenant's own ranking weights (at most one row per tenant); without a row the tenant ranks
+    with the RAG_*_WEIGHT settings. Write through `rag.services.ranking_weights_set` only: it bumps
+    `version`, which caches of ranked results key on."""
+
+    similarity_weight = models.FloatField(validators=_WEIGHT_VALIDATORS)
+    recency_weight = models.FloatField(validators=_WEIGHT_VALIDATORS)
+    trust_weight = models.FloatField(validators=_WEIGHT_VALIDATORS)
+    version = models.PositiveBigIntegerField(default=0, editable=False)
+    updated_at = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    WEIGHT_FIELDS = ("similarity_weight", "recency_weight", "trust_weight")
+
+    class Meta:
+        verbose_name = "ranking weights"
+        verbose_name_plural = "ranking weights"
+        constraints = [models.UniqueConstraint(fields=["tenant"], name="ranking_weights_one_per_tenant")]
+
+    def __str__(self) -> str:
+        return f"Ranking weights of tenant {self.tenant_id} (v{self.version})"
+
+    def clean(self) -> None:
+        values = {name: getattr(self, name) for name in self.WEIGHT_FIELDS}
+        # Values that failed clean_fields() (not numbers) are already reported there.
+        numbers = {
+            name: value
+            for name, value in values.items()
+            if isinstance(value, int | float) and not isinstance(value, bool)
+        }
+        # NaN passes the min/max validators (every comparison with NaN is false).
+        errors = {name: "Enter a finite number." for name, value in numbers.items() if math.isnan(value)}
+        if errors:
+            raise ValidationError(errors)
+        if len(numbers) == len(values) and all(value == 0 for value in numbers.values()):
+            raise ValidationError("At least one ranking weight must be greater than 0.")

@@ -8,7 +8,8 @@ from django.db.models import QuerySet
 from tenants.models import Tenant
 from tenants.selectors import owned_get, owned_list
 
-from .models import Case, Chunk, Document, DocumentStatus, IndexVersion
+from .models import Case, Chunk, Document, DocumentStatus, IndexVersion, RankingWeights
+from .retrieval.ranking import Weights
 
 
 def case_list(*, tenant: Tenant) -> QuerySet[Case]:
@@ -69,3 +70,22 @@ def index_version_get(*, tenant: Tenant) -> int:
     """The tenant's corpus version (0 before anything was indexed)."""
     row = owned_list(IndexVersion, tenant=tenant).values_list("version", flat=True).first()
     return row or 0
+
+
+def ranking_weights_get(*, tenant: Tenant) -> Weights:
+    """The weights the tenant ranks with: its `RankingWeights` row, else the RAG_*_WEIGHT settings."""
+    row = (
+        owned_list(RankingWeights, tenant=tenant)
+        .values_list("similarity_weight", "recency_weight", "trust_weight")
+        .first()
+    )
+    if row is None:
+        return Weights.from_settings()
+    similarity, recency, trust = row
+    return Weights(similarity=similarity, recency=recency, trust=trust)
+
+
+def ranking_weights_version(*, tenant: Tenant) -> int:
+    """The version of the tenant's ranking weights, for cache keys (0 while it has no row)."""
+    version = owned_list(RankingWeights, tenant=tenant).values_list("version", flat=True).first()
+    return version or 0
