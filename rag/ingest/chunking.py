@@ -20,6 +20,9 @@ is a period followed by a lower-case word.
 
 Where the next one starts: `overlap` characters before the previous end, moved forward to the next
 word start; a sentence start in the first half of that overlap region is preferred.
+
+`sentence_breaks()` exposes the same sentence rules (plus every paragraph break) to other modules,
+such as the snippet builder in rag.retrieval.snippets.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -57,6 +60,12 @@ _OPENERS = "\"'([\u201c\u2018"
 _LIST_MARKER = re.compile(r"\(?(?:\d{1,3}|[a-zA-Z]|[ivxlcdmIVXLCDM]{1,6})\)?(?:\.\d{1,3})*\.")
 _HEADING_MAX = 100  # a short line ending in a letter or digit before a blank line is a heading
 _NO_BREAK_AFTER = frozenset("\u00a7\u00b6")  # "§ 12", "¶ 3": keep the sign with its number
+
+# The blank runs that can be a sentence break (a superset, for speed): after a sentence-ending or
+# closing character, or holding a line break.
+_BREAK_CANDIDATE = re.compile(
+    rf"(?<=[.?!{re.escape(_CLOSERS)}])[\s\ufeff\u200b]+|[\s\ufeff\u200b]*[\n\r\x0c\u2028\u2029][\s\ufeff\u200b]*"
+)
 
 # Boundary strength of a blank run, the cut being at the run's start.
 _SPACE, _LINE, _CLAUSE, _SENTENCE, _PARAGRAPH = range(5)
@@ -228,6 +237,22 @@ def _next_start(source: str, start: int, end: int, overlap: int) -> int:
     return _next_nonblank(source, end)
 
 
+def sentence_breaks(source: str) -> Iterator[tuple[int, int]]:
+    """The blank runs `(cut, after)` of `source` that separate two sentences, in order.
+
+    A run separates sentences when it follows ".", "?" or "!" (closing quotes and brackets allowed in
+    between) that is no abbreviation, initial or list marker and is not followed by a lower-case
+    word, or when it is a paragraph break (a blank line, a form feed), headings included. These are
+    the sentence rules `chunk_text` cuts at. Leading and trailing blanks are not breaks.
+    """
+    for run in _BREAK_CANDIDATE.finditer(source):
+        cut, after = run.span()
+        if cut == 0 or after == len(source):
+            continue
+        if _is_paragraph_break(source[cut:after]) or _boundary_level(source, cut, after) >= _SENTENCE:
+            yield cut, after
+
+
 def _next_nonblank(source: str, pos: int) -> int:
     run = _BLANK_RUN.match(source, pos)
     return run.end() if run else pos
@@ -236,12 +261,11 @@ def _next_nonblank(source: str, pos: int) -> int:
 def _boundary_level(source: str, cut: int, after: int) -> int:
     """How good a place to end a chunk is the blank run source[cut:after] (cut > 0)."""
     run = source[cut:after]
-    breaks = (run.count("\n") if "\n" in run else run.count("\r")) + run.count("\u2028")
-    if breaks >= 2 or "\x0c" in run or "\u2029" in run:
+    if _is_paragraph_break(run):
         if source[cut - 1].isalnum() and _line_length(source, cut) <= _HEADING_MAX:
             return _LINE  # after a heading ("ARTICLE 5 TERM"): the break before it is better
         return _PARAGRAPH
-    level = _LINE if breaks else _SPACE
+    level = _LINE if _line_breaks(run) else _SPACE
     i = cut - 1
     while i > cut - 4 and i > 0 and source[i] in _CLOSERS:
         i -= 1
@@ -254,6 +278,16 @@ def _boundary_level(source: str, cut: int, after: int) -> int:
     elif char == ";":
         return _CLAUSE
     return level
+
+
+def _line_breaks(run: str) -> int:
+    """How many line breaks a blank run holds ("\r\n" counts once)."""
+    return (run.count("\n") if "\n" in run else run.count("\r")) + run.count("\u2028")
+
+
+def _is_paragraph_break(run: str) -> bool:
+    """Whether a blank run is a paragraph break: a blank line, a form feed or U+2029."""
+    return _line_breaks(run) >= 2 or "\x0c" in run or "\u2029" in run
 
 
 def _line_length(source: str, end: int) -> int:

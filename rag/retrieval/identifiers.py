@@ -71,6 +71,18 @@ _BEFORE = r"(?<![[:alnum:]])"
 _AFTER = r"(?![[:alnum:]])"
 
 
+def python_regex(pattern: str) -> re.Pattern[str]:
+    """The Python equivalent of an `Identifier.pattern` (case-insensitive), to find identifiers in
+    text outside the database (snippets). Knows the few ARE constructs this module writes."""
+    flags = re.IGNORECASE
+    if pattern.startswith("(?n)"):  # newline-sensitive: "^" matches at every line start
+        pattern, flags = pattern[4:], flags | re.MULTILINE
+    pattern = pattern.replace("[[:alnum:]]", r"[^\W_]")
+    if "[[:" in pattern or "(?" in pattern.replace("(?<!", "").replace("(?!", "").replace("(?:", ""):
+        raise ValueError(f"no Python equivalent known for {pattern!r}")
+    return re.compile(pattern, flags)
+
+
 def _labeled(label: str, number: str) -> Identifier:
     group = _label_group(label)
     core = _number_pattern(number)

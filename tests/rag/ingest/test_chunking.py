@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from rag.ingest import chunking
 from rag.ingest.chunking import (
     ABBREVIATIONS,
     BLANK_CHARS,
@@ -18,6 +19,7 @@ from rag.ingest.chunking import (
     DEFAULT_SIZE,
     ChunkSpan,
     chunk_text,
+    sentence_breaks,
     token_estimate,
 )
 
@@ -237,6 +239,46 @@ def test_a_word_longer_than_the_window_is_cut_hard():
     assert [len(c.text) for c in chunks[1:3]] == [1000, 1000]
     assert "".join(c.text for c in chunks[1:4]).startswith(url)
     assert chunks[-1].text.endswith("Signed.")
+
+
+def test_sentence_breaks_use_the_chunking_rules():
+    source = (
+        "ARTICLE 5 TERM\n\nAcme Inc. Holdings and U.S. Steel agree, e.g. to this (see Sec. 2). "
+        "John A. Smith signs.\r\n1. First item.\r\n2. Second item!\u201d Then?  yes. End."
+    )
+    runs = [source[cut:after] for cut, after in sentence_breaks(source)]
+    assert runs == ["\n\n", " ", "\r\n", "\r\n", " ", " "]
+    ends = [source[cut - 6 : cut] for cut, _ in sentence_breaks(source)]
+    # Not after "Inc.", "U.S.", "e.g.", "Sec.", "A.", "1.", nor "Then?" before a lower-case word.
+    assert ends == ["5 TERM", "c. 2).", "signs.", " item.", "item!\u201d", "  yes."]
+
+
+@pytest.mark.parametrize("source", ["", "   ", "One sentence.", "  Leading and trailing.  \n\n", "A.\n\n"])
+def test_no_sentence_breaks_at_the_edges(source):
+    assert list(sentence_breaks(source)) == []
+
+
+def test_sentence_breaks_are_every_sentence_or_paragraph_boundary():
+    # sentence_breaks() only looks at likely runs, for speed: it must find what a check of every
+    # blank run finds.
+    def every_run(source: str) -> list[tuple[int, int]]:
+        breaks = []
+        for run in chunking._BLANK_RUN.finditer(source):
+            cut, after = run.span()
+            if cut > 0 and after < len(source):
+                level = chunking._boundary_level(source, cut, after)
+                if level >= chunking._SENTENCE or chunking._is_paragraph_break(source[cut:after]):
+                    breaks.append((cut, after))
+        return breaks
+
+    rng = random.Random(41)
+    pieces = ["word", "Agreement", "Inc.", "U.S.", "e.g.", "1.", "end.", "why?", "yes!",
+              "clause;", "\u00a7", " ", "  ", "\n", "\r\n", "\n\n", "\r\r", "\t", "\x0c",
+              "\u00a0", "\ufeff", "\u200b", "\u2028", "\u2029", ". ", "(a)",
+              "\u201cquoted.\u201d", ")", "]", "'", '"', "x.)", "ARTICLE 5", "the"]  # fmt: skip
+    for _ in range(3000):
+        source = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 60)))
+        assert list(sentence_breaks(source)) == every_run(source), repr(source)
 
 
 # ---------------------------------------------------------------- overlap
