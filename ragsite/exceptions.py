@@ -77,6 +77,13 @@ class GenerationTimeout(ApplicationError):
     default_message = "The language model did not answer in time."
 
 
+class ConfigurationError(ApplicationError):
+    """A setting names something that cannot be used (e.g. a reranker model directory that is missing)."""
+
+    status_code = 503
+    default_message = "The service is misconfigured. Please contact the administrator."
+
+
 class EmptyFile(ApplicationError):
     status_code = 400
     default_message = "The file is empty."

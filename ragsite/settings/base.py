@@ -235,6 +235,8 @@ RAG_DEFAULT_TOP_K = env.int("RAG_DEFAULT_TOP_K", default=env.int("MAX_RETRIEVAL_
 MAX_RETRIEVAL_RESULTS = RAG_DEFAULT_TOP_K
 # Candidates fetched before ranking/reranking cut them down to top_k (stage-pipeline spec).
 DEFAULT_TOP_K = env.int("DEFAULT_TOP_K", default=10)
+# Passages each search leg fetches before relevance, reranking and ranking cut them to top_k.
+RAG_CANDIDATE_POOL = env.int("RAG_CANDIDATE_POOL", default=100)
 RAG_MIN_SIMILARITY_THRESHOLD = env.float("RAG_MIN_SIMILARITY_THRESHOLD", default=0.5)
 RAG_SNIPPET_SIZE = env.int("RAG_SNIPPET_SIZE", default=300)
 RAG_SIMILARITY_WEIGHT = env.float("RAG_SIMILARITY_WEIGHT", default=0.7)

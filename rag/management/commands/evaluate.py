@@ -1,0 +1,91 @@
+"""manage.py evaluate legalbench --corpus DIR --queries FILE [--k 1,2,4,…] [--mode M] [--json OUT]
+
+LegalBench-RAG precision@k and recall@k of Lexrag's retrieval (definitions in rag.evaluation.legalbench).
+The corpus is indexed into an isolated evaluation tenant, reused while the index settings match.
+"""
+
+import json
+import time
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from rag.evaluation import legalbench, runner
+from rag.retrieval.hybrid import MODES
+
+
+def _ks(text: str) -> list[int]:
+    try:
+        ks = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError as exc:
+        raise CommandError(f"--k must be comma-separated positive integers, got {text!r}") from exc
+    if not ks or ks[0] < 1 or ks[-1] > 100:
+        raise CommandError("--k values must be between 1 and 100")
+    return ks
+
+
+class Command(BaseCommand):
+    help = "Evaluate retrieval with LegalBench-RAG precision@k / recall@k."
+
+    def add_arguments(self, parser):
+        parser.add_argument("benchmark", choices=["legalbench"])
+        parser.add_argument("--corpus", required=True, help="directory of the benchmark's documents")
+        parser.add_argument("--queries", required=True, help="LegalBench-RAG query file (JSON)")
+        parser.add_argument("--k", default=",".join(map(str, legalbench.DEFAULT_KS)))
+        parser.add_argument("--mode", default="hybrid", choices=MODES)
+        parser.add_argument(
+            "--min-similarity",
+            type=float,
+            default=0.0,
+            help="similarity threshold for this run (default 0: the metric scores k passages)",
+        )
+        parser.add_argument("--json", dest="json_out", help="also write the figures to this file")
+
+    def handle(self, *args, benchmark, corpus, queries, k, mode, min_similarity, json_out, **options):
+        ks = _ks(k)
+        corpus_dir, queries_file = Path(corpus), Path(queries)
+        if not corpus_dir.is_dir():
+            raise CommandError(f"No such corpus directory: {corpus}")
+        if not queries_file.is_file():
+            raise CommandError(f"No such query file: {queries}")
+        try:
+            benchmark_queries = legalbench.load_queries(queries_file)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise CommandError(f"Not a LegalBench-RAG query file: {exc}") from exc
+        started = time.monotonic()
+        indexed = runner.ingest_corpus(corpus_dir, progress=tqdm)
+        for path, reason in indexed.failed:
+            self.stderr.write(f"  not indexed: {path}: {reason}")
+        runs = runner.run_queries(
+            indexed,
+            benchmark_queries,
+            k=max(ks),
+            mode=mode,
+            similarity_threshold=min_similarity,
+            progress=tqdm,
+        )
+        figures = legalbench.score([(run.retrieved, run.query.gold) for run in runs], ks)
+        report = {
+            "k": figures,
+            "queries": len(runs),
+            "settings": {
+                **runner.corpus_settings(),
+                "mode": mode,
+                "min_similarity": min_similarity,
+                "documents": len(indexed.paths),
+                "tenant": indexed.tenant.slug,
+                "routing_accuracy": round(runner.routing_accuracy(runs), 2),
+                "seconds": round(time.monotonic() - started, 1),
+            },
+        }
+        self.stdout.write(f"LegalBench-RAG, {len(runs)} queries, {len(indexed.paths)} documents, mode {mode}")
+        self.stdout.write(f"{'k':>4}  {'precision %':>11}  {'recall %':>8}")
+        for key, values in figures.items():
+            self.stdout.write(f"{key:>4}  {values['precision']:>11.2f}  {values['recall']:>8.2f}")
+        self.stdout.write(
+            f"routing: first routed document is the gold one for {report['settings']['routing_accuracy']}%"
+        )
+        if json_out:
+            Path(json_out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+            self.stdout.write(f"wrote {json_out}")

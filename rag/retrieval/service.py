@@ -1,0 +1,367 @@
+"""The one retrieval path: route → search → fuse → rerank → rank → threshold → passages.
+
+The query API, the pipeline, the agent's search tools and `manage.py evaluate legalbench` all call
+`retrieve()`, so what is evaluated is what users get.
+
+1. **Route** (routing.py): a question that names a document ("In the lease between A and B, …")
+   is split into that reference and the question proper, and the documents matching the
+   reference are found.
+2. **Search**: the question runs hybrid (or semantic / keyword) search within the routed
+   documents and across the whole corpus (tenant and filters always inside the SQL), each fetching
+   a high-recall candidate pool (`RAG_CANDIDATE_POOL`).
+3. **Relevance** of each candidate in 0..1: the mean of its cosine similarity and keyword coverage
+   (hybrid), or the one leg's score; a configured cross-encoder replaces this with its own score.
+   When routing found documents, relevance blends what a passage says with how well its document
+   matches the reference: (1 - ROUTING_WEIGHT) · content + ROUTING_WEIGHT · document match. So
+   the named document's passages come first, yet a strong passage elsewhere is not hidden.
+4. **Rank** (ranking.py): the spec's rank_score = relevance·w_s + recency·w_r + trust·w_t with
+   the tenant's weights; `similarity_score` is the relevance. Passages under the similarity
+   threshold are dropped; the best `top_k` remain.
+5. **Passages**: document metadata, exact offsets, and a snippet around the best sentence.
+   A confidential document the reader may not read yields "[REDACTED]" in place of its text and
+   snippet: its text never leaves this module.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from datetime import date
+
+from django.conf import settings
+from django.utils import timezone
+
+from rag import selectors
+from rag.ingest import embedding
+from rag.models import Chunk, Document, Sensitivity, SourceType
+from ragsite.exceptions import InvalidQuery
+from tenants.models import Role, Tenant
+from tenants.selectors import owned_list
+
+from . import ranking, snippets
+from .filters import SearchFilters
+from .hits import Hit
+from .hybrid import MODES, hybrid_search
+from .rerank import get_reranker
+from .routing import Routing, route
+from .session import positive_int
+
+REDACTED = "[REDACTED]"
+MAX_TOP_K = 100
+MAX_CANDIDATE_POOL = 1000
+# Share of a routed passage's relevance that comes from its document matching the reference.
+ROUTING_WEIGHT = 0.5
+# Hybrid content relevance: this share of cosine similarity, the rest keyword coverage.
+SEMANTIC_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Reader:
+    """Who is asking, for redaction: admins and owners read every confidential document, anyone
+    else only those listing them as readers. `Reader()` (no user) reads no confidential text."""
+
+    user_id: int | None = None
+    role: str = Role.VIEWER
+
+    @property
+    def reads_all_confidential(self) -> bool:
+        return Role.at_least(self.role, Role.ADMIN)
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One retrieved passage with everything a citation needs. `text` and `snippet` are
+    "[REDACTED]" when `redacted`; offsets always index `Document.text`."""
+
+    chunk_id: int
+    document_id: int
+    title: str
+    source: str  # human label of the source type ("Act / Statute", "User upload")
+    source_type: str
+    doc_type: str
+    jurisdiction: str
+    date: date | None
+    page_start: int
+    page_end: int
+    section_title: str
+    char_start: int
+    char_end: int
+    text: str
+    snippet: str
+    snippet_start: int
+    snippet_end: int
+    similarity_score: float
+    rank_score: float
+    recency_boost: float
+    source_trust: float
+    cosine_similarity: float | None
+    keyword_score: float | None
+    routed: bool
+    redacted: bool
+
+
+@dataclass(frozen=True)
+class RetrievalResult:
+    passages: list[Passage]
+    routing: Routing
+    mode: str
+    candidates: int  # passages considered before ranking cut them to top_k
+    reranker: str  # "none" or the cross-encoder's name
+    timings: dict[str, float] = field(default_factory=dict)  # milliseconds per step
+
+    @property
+    def redactions_applied(self) -> bool:
+        return any(passage.redacted for passage in self.passages)
+
+
+@dataclass
+class _Candidate:
+    hit: Hit
+    routed: bool
+    relevance: float = 0.0
+
+
+def _validated_options(top_k, mode, similarity_threshold, candidate_pool) -> tuple[int, float, int]:
+    top_k = positive_int(top_k, "top_k", maximum=MAX_TOP_K)
+    if mode not in MODES:
+        raise InvalidQuery(f"Unknown search mode {mode!r}.", details={"mode": f"One of {', '.join(MODES)}."})
+    threshold = (
+        settings.RAG_MIN_SIMILARITY_THRESHOLD if similarity_threshold is None else similarity_threshold
+    )
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not math.isfinite(threshold):
+        raise InvalidQuery(
+            "similarity_threshold must be a number.", details={"similarity_threshold": "A number."}
+        )
+    if not -1.0 <= threshold <= 1.0:
+        raise InvalidQuery(
+            "similarity_threshold must be between -1 and 1.",
+            details={"similarity_threshold": "Between -1 and 1."},
+        )
+    pool = settings.RAG_CANDIDATE_POOL if candidate_pool is None else candidate_pool
+    pool = positive_int(pool, "candidate_pool", maximum=MAX_CANDIDATE_POOL)
+    return top_k, float(threshold), max(pool, top_k)
+
+
+def retrieve(
+    *,
+    tenant: Tenant,
+    query: str,
+    top_k: int | None = None,
+    mode: str = "hybrid",
+    filters: SearchFilters | None = None,
+    reader: Reader | None = None,
+    similarity_threshold: float | None = None,
+    reranking_enabled: bool = True,
+    routing_enabled: bool = True,
+    candidate_pool: int | None = None,
+    snippet_size: int | None = None,
+    today: date | None = None,
+) -> RetrievalResult:
+    """The best `top_k` (default RAG_DEFAULT_TOP_K) passages of `tenant` for `query`, best first.
+
+    `similarity_threshold` defaults to RAG_MIN_SIMILARITY_THRESHOLD; `reader` decides redaction
+    (default: nobody, so confidential text is redacted). Raises `InvalidQuery` for bad options and
+    `VectorStoreUnavailable` when search fails.
+    """
+    top_k, threshold, pool = _validated_options(
+        settings.RAG_DEFAULT_TOP_K if top_k is None else top_k, mode, similarity_threshold, candidate_pool
+    )
+    size = positive_int(snippet_size or settings.RAG_SNIPPET_SIZE, "snippet_size")
+    reader = reader or Reader()
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        timings[name] = round((now - clock) * 1000, 2)
+        clock = now
+
+    query = " ".join((query or "").split())
+    if not query:
+        return RetrievalResult([], Routing("", ""), mode, 0, "none", timings)
+    routing = (
+        route(
+            tenant=tenant,
+            query=query,
+            index_version=selectors.index_version_get(tenant=tenant),
+            filters=filters,
+        )
+        if routing_enabled
+        else Routing("", query)
+    )
+    lap("route_ms")
+    question = routing.question or query
+    query_vector = embedding.embed([question])[0] if mode != "keyword" else None
+    lap("embed_ms")
+    candidates = _search(tenant, question, mode, filters, routing, pool, query_vector)
+    lap("search_ms")
+
+    reranker = get_reranker() if reranking_enabled else None
+    if reranker is not None and candidates:
+        texts = dict(
+            owned_list(Chunk, tenant=tenant)
+            .filter(pk__in=[c.hit.chunk_id for c in candidates])
+            .values_list("pk", "text")
+        )
+        scores = reranker.score(question, [texts[c.hit.chunk_id] for c in candidates])
+        for candidate, score in zip(candidates, scores, strict=True):
+            candidate.relevance = score
+    for candidate in candidates:
+        content = candidate.relevance if reranker is not None else _content_relevance(candidate.hit, mode)
+        match = routing.match(candidate.hit.document_id)
+        candidate.relevance = (
+            (1 - ROUTING_WEIGHT) * content + ROUTING_WEIGHT * match if routing.documents else content
+        )
+    lap("rerank_ms")
+
+    documents = _documents(tenant, {c.hit.document_id for c in candidates})
+    ranked = ranking.rank(
+        candidates,
+        weights=selectors.ranking_weights_get(tenant=tenant),
+        today=today or timezone.localdate(),
+        similarity=lambda c: c.relevance,
+        document_date=lambda c: documents[c.hit.document_id].document_date,
+        source_type=lambda c: documents[c.hit.document_id].source_type,
+    )
+    kept = [(c, scores) for c, scores in ranked if scores.similarity >= threshold][:top_k]
+    lap("rank_ms")
+    passages = _passages(tenant, kept, documents, reader, question, size)
+    lap("passages_ms")
+    return RetrievalResult(
+        passages=passages,
+        routing=routing,
+        mode=mode,
+        candidates=len(candidates),
+        reranker=reranker.name if reranker is not None else "none",
+        timings=timings,
+    )
+
+
+def _search(tenant, question, mode, filters, routing: Routing, pool: int, query_vector) -> list[_Candidate]:
+    """Candidates from the routed documents first, then the whole corpus (each chunk once)."""
+    found: dict[int, _Candidate] = {}
+    if routing.documents:
+        routed = SearchFilters(
+            **{
+                **_filter_fields(filters),
+                "document_ids": _routed_ids(filters, routing),
+            }
+        )
+        if routed.document_ids:
+            for hit in hybrid_search(
+                tenant=tenant, query=question, k=pool, filters=routed, mode=mode, query_vector=query_vector
+            ):
+                found[hit.chunk_id] = _Candidate(hit, routed=True)
+    for hit in hybrid_search(
+        tenant=tenant, query=question, k=pool, filters=filters, mode=mode, query_vector=query_vector
+    ):
+        if hit.chunk_id not in found:
+            found[hit.chunk_id] = _Candidate(hit, routed=routing.match(hit.document_id) > 0)
+    return list(found.values())
+
+
+def _filter_fields(filters: SearchFilters | None) -> dict:
+    if filters is None:
+        return {}
+    return {name: getattr(filters, name) for name in filters.__dataclass_fields__}
+
+
+def _routed_ids(filters: SearchFilters | None, routing: Routing) -> tuple[int, ...]:
+    routed = [d.document_id for d in routing.documents]
+    if filters is not None and filters.document_ids:
+        routed = [pk for pk in routed if pk in set(filters.document_ids)]
+    return tuple(routed)
+
+
+def _content_relevance(hit: Hit, mode: str) -> float:
+    """What the passage says, scored in 0..1 (negative cosines count as 0)."""
+    cosine = max(hit.similarity or 0.0, 0.0)
+    keyword = hit.keyword_score or 0.0
+    if mode == "semantic":
+        return cosine
+    if mode == "keyword":
+        return keyword
+    return SEMANTIC_SHARE * cosine + (1 - SEMANTIC_SHARE) * keyword
+
+
+def _documents(tenant: Tenant, ids: set[int]) -> dict[int, Document]:
+    return {
+        document.pk: document
+        for document in owned_list(Document, tenant=tenant)
+        .filter(pk__in=ids)
+        .only("pk", "title", "source_type", "doc_type", "jurisdiction", "document_date", "sensitivity")
+    }
+
+
+def _readable_confidential(tenant: Tenant, reader: Reader, documents: list[Document]) -> set[int]:
+    confidential = [d.pk for d in documents if d.sensitivity == Sensitivity.CONFIDENTIAL]
+    if not confidential or reader.reads_all_confidential:
+        return set(confidential)
+    if reader.user_id is None:
+        return set()
+    through = Document.confidential_readers.through
+    return set(
+        through.objects.filter(
+            document_id__in=confidential, document__tenant=tenant, user_id=reader.user_id
+        ).values_list("document_id", flat=True)
+    )
+
+
+def _passages(tenant, kept, documents, reader: Reader, question: str, size: int) -> list[Passage]:
+    if not kept:
+        return []
+    chunk_ids = [c.hit.chunk_id for c, _ in kept]
+    rows = {
+        chunk.pk: chunk
+        for chunk in owned_list(Chunk, tenant=tenant)
+        .filter(pk__in=chunk_ids)
+        .only("pk", "text", "char_start", "char_end", "page_start", "page_end", "section_title")
+    }
+    readable = _readable_confidential(tenant, reader, [documents[c.hit.document_id] for c, _ in kept])
+    terms = snippets.query_terms(question)
+    passages = []
+    for candidate, scores in kept:
+        chunk = rows[candidate.hit.chunk_id]
+        document = documents[candidate.hit.document_id]
+        redacted = document.sensitivity == Sensitivity.CONFIDENTIAL and document.pk not in readable
+        if redacted:
+            text = snippet_text = REDACTED
+            snippet_start, snippet_end = chunk.char_start, chunk.char_end
+        else:
+            snippet = snippets.best_snippet(
+                passage=chunk.text, offset=chunk.char_start, terms=terms, size=size
+            )
+            text, snippet_text = chunk.text, snippet.text
+            snippet_start, snippet_end = snippet.start, snippet.end
+        passages.append(
+            Passage(
+                chunk_id=chunk.pk,
+                document_id=document.pk,
+                title=document.title,
+                source=SourceType(document.source_type).label,
+                source_type=document.source_type,
+                doc_type=document.doc_type,
+                jurisdiction=document.jurisdiction,
+                date=document.document_date,
+                page_start=chunk.page_start,
+                page_end=chunk.page_end,
+                section_title=chunk.section_title,
+                char_start=chunk.char_start,
+                char_end=chunk.char_end,
+                text=text,
+                snippet=snippet_text,
+                snippet_start=snippet_start,
+                snippet_end=snippet_end,
+                similarity_score=scores.similarity,
+                rank_score=scores.rank_score,
+                recency_boost=scores.recency_boost,
+                source_trust=scores.source_trust,
+                cosine_similarity=candidate.hit.similarity,
+                keyword_score=candidate.hit.keyword_score,
+                routed=candidate.routed,
+                redacted=redacted,
+            )
+        )
+    return passages
