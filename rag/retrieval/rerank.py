@@ -11,7 +11,6 @@ precision@1 and cost seconds per query on CPU, so it is not the default.
 from __future__ import annotations
 
 import logging
-import math
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,8 +32,9 @@ class Reranker(Protocol):
 
 
 class CrossEncoderReranker:
-    """A sentence-transformers CrossEncoder from a local directory; logits become 0..1 by a sigmoid
-    (models trained with a softmax over 2 labels use the 'relevant' label's probability)."""
+    """A sentence-transformers CrossEncoder from a local directory. Scores are in 0..1: the
+    model's own activation for one output (a sigmoid by default), the last ("relevant") class's
+    softmax probability for several."""
 
     def __init__(self, model_path: str | Path, *, batch_size: int = 32, max_length: int = 512):
         path = Path(model_path)
@@ -51,19 +51,15 @@ class CrossEncoderReranker:
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         if not passages:
             return []
-        raw = self._model.predict(
-            [(query, passage) for passage in passages], batch_size=self.batch_size, show_progress_bar=False
+        scores = self._model.predict(
+            [(query, passage) for passage in passages],
+            batch_size=self.batch_size,
+            show_progress_bar=False,
+            apply_softmax=True,
         )
-        scores = []
-        for row in raw:
-            values = list(row) if hasattr(row, "__len__") else [row]
-            # One logit: sigmoid. Two or more: the last class is "relevant" (MS MARCO convention).
-            if len(values) == 1:
-                scores.append(1.0 / (1.0 + math.exp(-float(values[0]))))
-            else:
-                exps = [math.exp(float(v) - max(values)) for v in values]
-                scores.append(exps[-1] / sum(exps))
-        return scores
+        if getattr(scores, "ndim", 1) == 2:
+            scores = scores[:, -1]
+        return [min(max(float(value), 0.0), 1.0) for value in scores]
 
 
 _lock = threading.Lock()

@@ -63,6 +63,9 @@ _TRAILING_REFERENCE = r"(?P<ref>(?:the|this|that|our|their)\s+[^?]+?)\s*\??\s*$"
 _TRAILING = re.compile(
     r"^(?P<q>.+?)\s+(?:in|under|of|from|within|according to)\s+" + _TRAILING_REFERENCE, re.I | re.S
 )
+# Without a reference phrase, only names can point at a document: capitalised words after the
+# first ("… applies to Hooli and Pied Piper?") and years.
+_NAME = re.compile(r"(?<=\S)\s+([A-Z][\w&.'-]*)|\b((?:19|20)\d\d)\b")
 _WORD = re.compile(r"[a-z0-9]+(?:[.'-][a-z0-9]+)*")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|[_\-.]+")
 _STOPWORDS = frozenset(
@@ -156,11 +159,14 @@ class _Profiles:
             frequency.update(counts.keys())
         # BM25+ style idf, never negative: a word in every document weighs ~0.
         self.idf = {word: math.log(1 + (count - n + 0.5) / (n + 0.5)) for word, n in frequency.items()}
+        # A reference word no document contains is as telling as it gets: it weighs in the
+        # normalization, so "the charter between Cyberdyne and Tyrell Corp" does not route on "corp".
+        self.unseen_idf = math.log(1 + (count + 0.5) / 0.5)
 
     def scores(self, words: list[str], candidates: set[int] | None) -> dict[int, float]:
         """{document: normalized BM25 in 0..1} for documents matching any of `words`."""
         words = list(dict.fromkeys(words))
-        best = sum(self.idf.get(word, 0.0) for word in words) * (_BM25_K1 + 1)
+        best = sum(self.idf.get(word, self.unseen_idf) for word in words) * (_BM25_K1 + 1)
         if best <= 0:
             return {}
         result = {}
@@ -223,6 +229,10 @@ def _allowed_documents(tenant: Tenant, filters: SearchFilters | None) -> set[int
     return set(chunks.order_by().values_list("document_id", flat=True).distinct())
 
 
+def _names(question: str) -> list[str]:
+    return tokens(" ".join(match.group(1) or match.group(2) for match in _NAME.finditer(question)))
+
+
 def route(*, tenant: Tenant, query: str, index_version: int, filters: SearchFilters | None = None) -> Routing:
     """The documents of `tenant` that `query` names, best first (at most MAX_ROUTED).
 
@@ -230,7 +240,7 @@ def route(*, tenant: Tenant, query: str, index_version: int, filters: SearchFilt
     the cached document profiles.
     """
     split = split_reference(query)
-    words = tokens(split.reference or split.question)
+    words = tokens(split.reference) if split.explicit else _names(split.question)
     if not words:
         return Routing(split.reference, split.question)
     profiles = _profiles(tenant, index_version)

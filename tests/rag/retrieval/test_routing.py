@@ -1,0 +1,147 @@
+"""Document-aware routing: splitting a question from the document it names, and finding that document."""
+
+import pytest
+
+from rag.retrieval import routing
+from rag.retrieval.filters import SearchFilters
+from rag.retrieval.routing import route, split_reference
+from rag.selectors import index_version_get
+
+
+@pytest.mark.parametrize(
+    ("query", "reference", "question"),
+    [
+        (
+            "In the services agreement between ACME and Globex, what is the notice period?",
+            "the services agreement between ACME and Globex",
+            "what is the notice period?",
+        ),
+        (
+            "What is the notice period in the services agreement between ACME and Globex?",
+            "the services agreement between ACME and Globex",
+            "What is the notice period?",
+        ),
+        (
+            "Consider the Amendment No. 3 to Wireless Content License Agreement between Fox Mobile "
+            "Entertainment, Inc. and Glu Mobile Inc.; What is the expiration date of this contract?",
+            "the Amendment No. 3 to Wireless Content License Agreement between Fox Mobile Entertainment, "
+            "Inc. and Glu Mobile Inc.",
+            "What is the expiration date of this contract?",
+        ),
+        ("Under the lease, who pays the property taxes?", "the lease", "who pays the property taxes?"),
+        ("In Smith v. Jones, what did the court hold?", "Smith v. Jones", "what did the court hold?"),
+    ],
+)
+def test_split_reference_finds_leading_and_trailing_references(query, reference, question):
+    split = split_reference(query)
+    assert (split.reference, split.question) == (reference, question)
+    assert split.explicit
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "What is the governing law?",
+        "In general, what remedies exist for breach?",  # "in" leads, but names no document
+        "Is there a non-compete clause?",
+        "",
+    ],
+)
+def test_split_reference_leaves_questions_without_a_document_alone(query):
+    split = split_reference(query)
+    assert split.reference == ""
+    assert split.question == " ".join(query.split())
+    assert not split.explicit
+
+
+def test_tokens_split_file_names_and_drop_stopwords():
+    assert routing.tokens("GluMobileInc_20070319_Content License Agreement4.txt") == [
+        "glu",
+        "mobile",
+        "inc",
+        "20070319",
+        "content",
+        "license",
+        "agreement4",
+        "txt",
+    ]
+    assert routing.tokens("the lease between A and B") == ["lease", "b"]
+
+
+ACME = (
+    "MASTER SERVICES AGREEMENT\n\nThis Master Services Agreement is made between Acme Robotics Corp "
+    "and Globex Logistics Inc. Either party may terminate this Agreement on ninety days written notice."
+)
+INITECH = (
+    "COMMERCIAL LEASE\n\nThis Lease is made between Initech Holdings LLC, as landlord, and Umbrella "
+    "Pharmaceuticals Inc., as tenant. Either party may terminate this Lease on thirty days notice."
+)
+HOOLI = (
+    "SOFTWARE LICENSE AGREEMENT\n\nThis License Agreement is made between Hooli Inc. and Pied Piper "
+    "Inc. The licence may be terminated on sixty days notice."
+)
+
+
+@pytest.fixture
+def three_documents(case, ingest_text):
+    return {
+        "acme": ingest_text(case, ACME, filename="acme-globex-msa.txt"),
+        "initech": ingest_text(case, INITECH, filename="initech-umbrella-lease.txt"),
+        "hooli": ingest_text(case, HOOLI, filename="hooli-pied-piper-license.txt"),
+    }
+
+
+def _route(tenant, query, **kwargs):
+    return route(tenant=tenant, query=query, index_version=index_version_get(tenant=tenant), **kwargs)
+
+
+@pytest.mark.django_db
+def test_route_finds_the_document_a_question_names(tenant, three_documents):
+    result = _route(tenant, "In the lease between Initech and Umbrella, how much notice ends it?")
+    assert result.documents[0].document_id == three_documents["initech"].pk
+    assert result.question == "how much notice ends it?"
+    assert 0 < result.documents[0].score <= 1
+    assert result.match(three_documents["initech"].pk) == result.documents[0].score
+    assert result.match(three_documents["hooli"].pk) == 0.0
+    metadata = result.as_metadata()
+    assert metadata["documents"][0]["doc_id"] == three_documents["initech"].pk
+    assert metadata["reference"] == "the lease between Initech and Umbrella"
+
+
+@pytest.mark.django_db
+def test_route_by_party_named_without_reference_phrase_needs_a_clear_match(tenant, three_documents):
+    named = _route(tenant, "What notice period applies to Hooli and Pied Piper?")
+    assert [d.document_id for d in named.documents] == [three_documents["hooli"].pk]
+    generic = _route(tenant, "What notice period applies?")
+    assert generic.documents == ()
+
+
+@pytest.mark.django_db
+def test_route_respects_filters(tenant, three_documents):
+    only_others = SearchFilters(document_ids=(three_documents["acme"].pk, three_documents["hooli"].pk))
+    result = _route(
+        tenant, "In the lease between Initech and Umbrella, who is the landlord?", filters=only_others
+    )
+    assert three_documents["initech"].pk not in [d.document_id for d in result.documents]
+
+
+@pytest.mark.django_db
+def test_route_never_sees_another_tenants_documents(
+    tenant, other_tenant, three_documents, other_case, ingest_text
+):
+    foreign = ingest_text(
+        other_case, "LEASE between Wayne Enterprises and Stark Industries.", filename="wayne.txt"
+    )
+    result = _route(tenant, "In the lease between Wayne Enterprises and Stark Industries, who pays rent?")
+    assert foreign.pk not in [d.document_id for d in result.documents]
+    theirs = _route(other_tenant, "In the lease between Initech and Umbrella, who pays rent?")
+    assert all(d.document_id == foreign.pk for d in theirs.documents)
+
+
+@pytest.mark.django_db
+def test_route_profiles_follow_the_index_version(tenant, case, three_documents, ingest_text):
+    before = _route(tenant, "In the charter between Cyberdyne Systems and Tyrell Corp, what is the term?")
+    assert before.documents == ()
+    added = ingest_text(case, "CHARTER between Cyberdyne Systems and Tyrell Corp.", filename="charter.txt")
+    after = _route(tenant, "In the charter between Cyberdyne Systems and Tyrell Corp, what is the term?")
+    assert after.documents[0].document_id == added.pk
