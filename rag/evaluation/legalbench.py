@@ -40,13 +40,20 @@ class BenchmarkQuery:
     category: str = ""
 
 
+def _span(snippet: dict) -> Span:
+    start, end = snippet["span"]  # exactly two offsets (ValueError otherwise)
+    return Span(snippet["file_path"], int(start), int(end))
+
+
 def load_queries(path: Path) -> list[BenchmarkQuery]:
     """The `tests` of a LegalBench-RAG query file (`{"tests": [{"query", "snippets", ...}]}`)."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     tests = data["tests"] if isinstance(data, dict) else data
     queries = []
     for i, test in enumerate(tests):
-        gold = tuple(Span(s["file_path"], int(s["span"][0]), int(s["span"][1])) for s in test["snippets"])
+        gold = tuple(_span(snippet) for snippet in test["snippets"])
+        if not gold:
+            raise ValueError(f"query {i} has no snippets: nothing to score it against")
         queries.append(
             BenchmarkQuery(
                 query_id=str(test.get("query_id") or f"q{i}"),

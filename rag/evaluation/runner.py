@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
+from django.utils.text import slugify
 
 from rag import services as rag_services
 from rag.ingest import embedding, service
@@ -45,7 +46,7 @@ def evaluation_tenant(corpus_dir: Path) -> Tenant:
     """The isolated tenant for this corpus and these index settings (created when missing)."""
     key = f"{corpus_dir.resolve()}|{sorted(corpus_settings().items())}"
     digest = hashlib.sha256(key.encode()).hexdigest()[:10]
-    slug = f"eval-{corpus_dir.resolve().name[:30].lower()}-{digest}"
+    slug = f"eval-{slugify(corpus_dir.resolve().name)[:30]}-{digest}"
     try:
         return tenant_get_by_slug(slug=slug)
     except NotFound:
