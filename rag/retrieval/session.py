@@ -56,8 +56,10 @@ def search_session(*, ef_search: int | None = None) -> Iterator[None]:
     names = ["statement_timeout"]
     values = [str(statement_timeout_ms())]
     if ef_search is not None:
-        names += ["hnsw.ef_search", "hnsw.iterative_scan"]
-        values += [str(ef_search), "relaxed_order"]
+        # max_scan_tuples: dead index entries (deleted or rolled-back chunks) count against pgvector's
+        # 20k default, and a selective filter behind many of them would otherwise return nothing.
+        names += ["hnsw.ef_search", "hnsw.iterative_scan", "hnsw.max_scan_tuples"]
+        values += [str(ef_search), "relaxed_order", "200000"]
     set_sql = "SELECT " + ", ".join("set_config(%s, %s, true)" for _ in names)
     params = [item for pair in zip(names, values, strict=True) for item in pair]
     try:
