@@ -24,6 +24,7 @@ The query API, the pipeline, the agent's search tools and `manage.py evaluate le
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -243,12 +244,7 @@ def _search(tenant, question, mode, filters, routing: Routing, pool: int, query_
     """Candidates from the routed documents first, then the whole corpus (each chunk once)."""
     found: dict[int, _Candidate] = {}
     if routing.documents:
-        routed = SearchFilters(
-            **{
-                **_filter_fields(filters),
-                "document_ids": _routed_ids(filters, routing),
-            }
-        )
+        routed = dataclasses.replace(filters or SearchFilters(), document_ids=_routed_ids(filters, routing))
         if routed.document_ids:
             for hit in hybrid_search(
                 tenant=tenant, query=question, k=pool, filters=routed, mode=mode, query_vector=query_vector
@@ -260,12 +256,6 @@ def _search(tenant, question, mode, filters, routing: Routing, pool: int, query_
         if hit.chunk_id not in found:
             found[hit.chunk_id] = _Candidate(hit, routed=routing.match(hit.document_id) > 0)
     return list(found.values())
-
-
-def _filter_fields(filters: SearchFilters | None) -> dict:
-    if filters is None:
-        return {}
-    return {name: getattr(filters, name) for name in filters.__dataclass_fields__}
 
 
 def _routed_ids(filters: SearchFilters | None, routing: Routing) -> tuple[int, ...]:

@@ -64,9 +64,9 @@ def semantic_search(
     """The `k` chunks of `tenant` nearest to `query_vector` (cosine), best first.
 
     Only chunks embedded with `embedding_model` (default: the current model) are compared: vectors
-    of different models live in different spaces. `ef_search` (default max(VECTOR_STORE_EF_SEARCH,
-    k)) trades speed
-    for recall; pgvector's iterative scan still returns `k` rows when a selective filter rejects
+    of different models live in different spaces. `ef_search` (default
+    max(VECTOR_STORE_EF_SEARCH, k)) trades speed for recall; pgvector's iterative scan still
+    returns `k` rows when a selective filter rejects
     most of the index's nearest candidates. Score = cosine similarity (1 - cosine distance).
     Raises `VectorStoreUnavailable` on timeouts (settings.VECTOR_STORE_TIMEOUT_SECONDS) and lost
     connections.
