@@ -2,9 +2,15 @@
 
 Query syntax is `websearch_to_tsquery`'s: "quoted phrases" must match as phrases and -word
 excludes. Plain words are alternatives, not all required: a question rarely uses the document's
-exact words, so a chunk matching more of them ranks higher (the share of words matched, then
-`ts_rank_cd`). Identifiers ("Section 10.2", "§ 2-207", "Rule 12(b)(6)", "123 F.3d 456") are
-required, checked as regular expressions on the chunk text (see identifiers.py).
+exact words, so a chunk matching more of them ranks higher. Each word counts by its inverse
+document frequency in the tenant's corpus (term_stats.py), so "indemnify" outweighs "agreement";
+`ts_rank_cd` breaks ties. Identifiers ("Section 10.2", "§ 2-207", "Rule 12(b)(6)", "123 F.3d 456")
+are required, checked as regular expressions on the chunk text (see identifiers.py).
+
+Speed: scoring reads every candidate's tsvector, and in a large corpus the common words of a
+question match most chunks. So candidates are the chunks containing one of the question's
+rarer words, as many of them as keeps the candidates under `CANDIDATE_ROWS` (by document
+frequency); the common words still count in the score. A small corpus scores every match.
 """
 
 from __future__ import annotations
@@ -16,9 +22,10 @@ from dataclasses import dataclass, field
 
 from django.contrib.postgres.search import SearchQueryField
 from django.db import connection
-from django.db.models import BooleanField, F, FloatField, Func, IntegerField, Value
+from django.db.models import BooleanField, Case, F, FloatField, Func, Value, When
 from django.db.models.functions import Cast
 
+from rag import selectors
 from rag.models import Chunk
 from tenants.models import Tenant
 from tenants.selectors import owned_list
@@ -27,11 +34,16 @@ from .filters import SearchFilters
 from .hits import Hit
 from .identifiers import Identifier, extract_identifiers
 from .session import positive_int, search_session
+from .term_stats import TermStats, term_stats
 
 MAX_WORDS = 32  # a pasted paragraph is not a keyword query; the first words are enough
 _PHRASE = re.compile(r"[\"\u201c\u201d]([^\"\u201c\u201d]*)[\"\u201c\u201d]")
 # ts_rank_cd normalization 32 scales a rank to rank/(rank+1): 0..1.
 _RANK_NORMALIZATION = 32
+# Candidate rows a words-only query may score (see the module docstring), at least this many per
+# result asked for.
+CANDIDATE_ROWS = 4000
+CANDIDATES_PER_RESULT = 20
 
 
 class _Matches(Func):
@@ -110,12 +122,40 @@ def _any(tsqueries: list[str]) -> str:
     return " | ".join(f"( {tsq} )" for tsq in tsqueries)
 
 
+_LEXEME = re.compile(r"'((?:[^']|'')*)'")
+
+
+def _lexemes(tsquery: str) -> list[str]:
+    return [lexeme.replace("''", "'") for lexeme in _LEXEME.findall(tsquery)]
+
+
+def _word_frequency(tsquery: str, stats: TermStats) -> int:
+    """Chunks containing a word (a phrase of lexemes for "non-compete"): its rarest lexeme's df."""
+    return min((stats.df(lexeme) for lexeme in _lexemes(tsquery)), default=0)
+
+
+def _word_weight(tsquery: str, stats: TermStats) -> float:
+    """A word's weight: the idf of its rarest lexeme."""
+    return max((stats.idf(lexeme) for lexeme in _lexemes(tsquery)), default=0.0)
+
+
+def candidate_words(words: list[str], stats: TermStats, *, limit: int) -> list[str]:
+    """The rarest words whose chunks together stay within `limit` rows (at least the rarest one)."""
+    chosen, rows = [], 0
+    for word in sorted(words, key=lambda w: (_word_frequency(w, stats), w)):
+        rows += _word_frequency(word, stats)
+        if chosen and rows > limit:
+            break
+        chosen.append(word)
+    return chosen
+
+
 def keyword_search(*, tenant: Tenant, query: str, k: int, filters: SearchFilters | None = None) -> list[Hit]:
     """The `k` chunks of `tenant` best matching `query` as keywords, best first.
 
-    Score in 0..1: (words matched + ts_rank_cd/(ts_rank_cd+1)) / (words + 1). A query with nothing
-    searchable (empty, only stopwords, only exclusions) returns []. Raises `VectorStoreUnavailable`
-    on timeouts and lost connections.
+    Score in 0..1: (idf of the words matched + mean idf · ts_rank_cd/(ts_rank_cd+1)) / (idf of all
+    words + mean idf). A query with nothing searchable (empty, only stopwords, only exclusions)
+    returns []. Raises `VectorStoreUnavailable` on timeouts and lost connections.
     """
     k = positive_int(k, "k")
     parsed = parse_query(query or "")
@@ -124,6 +164,8 @@ def keyword_search(*, tenant: Tenant, query: str, k: int, filters: SearchFilters
         required = terms.phrases or parsed.identifiers
         if not (required or terms.words):
             return []
+        stats = term_stats(tenant=tenant, index_version=selectors.index_version_get(tenant=tenant))
+        weights = {word: _word_weight(word, stats) for word in terms.words}
         chunks = owned_list(Chunk, tenant=tenant)
         if filters is not None:
             chunks = chunks.filter(filters.as_q())
@@ -133,26 +175,37 @@ def keyword_search(*, tenant: Tenant, query: str, k: int, filters: SearchFilters
         for identifier in parsed.identifiers:
             chunks = chunks.filter(text__iregex=identifier.pattern)
         if not required:
-            # Only words: at least one must match (the GIN index finds the candidates).
-            chunks = chunks.filter(_Matches(F("search_vector"), _tsquery(_any(terms.words))))
+            # Only words: a chunk must contain one of the rarer ones (the GIN index finds them).
+            limit = max(CANDIDATE_ROWS, CANDIDATES_PER_RESULT * k)
+            rare = _any(candidate_words(terms.words, stats, limit=limit))
+            chunks = chunks.filter(_Matches(F("search_vector"), _tsquery(rare)))
         rows = list(
-            chunks.annotate(matched=_words_matched(terms.words), rank=_rank(terms))
+            chunks.annotate(matched=_words_matched(weights), rank=_rank(terms))
             .order_by("-matched", "-rank", "pk")
             .values_list("pk", "document_id", "matched", "rank")[:k]
         )
+    mean_weight = sum(weights.values()) / len(weights) if weights else 1.0
+    total = sum(weights.values()) + mean_weight
     hits = []
-    for pk, document_id, matched_words, normalized_rank in rows:
-        score = (matched_words + normalized_rank) / (len(terms.words) + 1)
+    for pk, document_id, matched_weight, normalized_rank in rows:
+        score = min((matched_weight + mean_weight * normalized_rank) / total, 1.0)
         hits.append(Hit(chunk_id=pk, document_id=document_id, score=score, keyword_score=score))
     return hits
 
 
-def _words_matched(words: list[str]):
-    """How many of the query's words the chunk contains (SQL integer)."""
+def _words_matched(weights: dict[str, float]):
+    """The summed weights of the query's words the chunk contains (SQL float)."""
     return functools.reduce(
         operator.add,
-        [Cast(_Matches(F("search_vector"), _tsquery(tsq)), IntegerField()) for tsq in words],
-        Value(0),
+        [
+            Case(
+                When(_Matches(F("search_vector"), _tsquery(tsq)), then=Value(weight)),
+                default=Value(0.0),
+                output_field=FloatField(),
+            )
+            for tsq, weight in weights.items()
+        ],
+        Value(0.0, output_field=FloatField()),
     )
 
 

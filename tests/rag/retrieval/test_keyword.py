@@ -3,10 +3,11 @@ identifiers, scores, and queries with nothing to search for."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from rag.models import Chunk
-from rag.retrieval import keyword_search
+from rag.retrieval import keyword, keyword_search, term_stats
 from rag.retrieval.identifiers import extract_identifiers
 from rag.retrieval.keyword import parse_query
 
@@ -134,3 +135,52 @@ def test_query_parsing_separates_phrases_identifiers_words_and_exclusions():
 def test_identifier_detection(query, terms):
     identifiers, _ = extract_identifiers(query)
     assert [i.terms for i in identifiers] == terms
+
+
+@pytest.fixture
+def boilerplate(case, random_unit):
+    """Twenty chunks that all say "agreement" and one that alone says "indemnify"."""
+    filler = make_document(case, "boilerplate")
+    texts = [f"Agreement clause {i}." for i in range(20)]
+    add_chunks(filler, [random_unit() for _ in range(20)], texts=texts)
+    rare = make_document(case, "indemnity")
+    add_chunks(rare, [random_unit()], texts=["The Supplier shall indemnify the Customer."])
+    return filler, rare
+
+
+def test_a_rare_word_outweighs_a_common_one(case, boilerplate):
+    filler, rare = boilerplate
+    hits = keyword_search(tenant=case.tenant, query="agreement indemnify", k=5)
+    assert hits[0].document_id == rare.pk
+    assert {hit.document_id for hit in hits[1:]} == {filler.pk}
+    # Both match one word of two, but "indemnify" (1 chunk of 21) weighs more than "agreement" (20).
+    assert hits[0].score > 2 * hits[1].score
+
+
+def test_candidates_come_from_rare_words_yet_common_words_still_score(case, boilerplate, monkeypatch):
+    _, rare = boilerplate
+    both = make_document(case, "both")
+    add_chunks(both, [np.ones(384)], texts=["Under this Agreement the Supplier shall indemnify the Buyer."])
+    term_stats.clear_cache()
+    monkeypatch.setattr(keyword, "CANDIDATE_ROWS", 5)
+    monkeypatch.setattr(keyword, "CANDIDATES_PER_RESULT", 1)
+    hits = keyword_search(tenant=case.tenant, query="agreement indemnify", k=5)
+    # "agreement" (21 chunks) is over the limit: only chunks saying "indemnify" are candidates,
+    # and the one that also says "agreement" ranks first.
+    assert [hit.document_id for hit in hits] == [both.pk, rare.pk]
+    # A query of common words alone still finds their chunks, through the rarest of them.
+    assert len(keyword_search(tenant=case.tenant, query="agreement", k=30)) == 21
+
+
+def test_candidate_words_are_the_rarest_within_the_row_limit():
+    stats = term_stats.TermStats(chunks=100, document_frequency={"a": 50, "b": 3, "c": 10, "d": 0})
+    words = ["'a'", "'b'", "'c'", "'d'", "'non-compet' <-> 'non' <-> 'compet'"]
+    assert keyword.candidate_words(words, stats, limit=12) == [
+        "'d'",
+        "'non-compet' <-> 'non' <-> 'compet'",
+        "'b'",
+    ]
+    assert keyword.candidate_words(["'a'", "'c'"], stats, limit=1) == ["'c'"]  # never none
+    assert keyword.candidate_words(words, stats, limit=1000) == sorted(
+        words, key=lambda w: (stats.df(w.strip("'")), w)
+    )
