@@ -4,8 +4,9 @@ Query syntax is `websearch_to_tsquery`'s: "quoted phrases" must match as phrases
 excludes. Plain words are alternatives, not all required: a question rarely uses the document's
 exact words, so a chunk matching more of them ranks higher. Each word counts by its inverse
 document frequency in the tenant's corpus (term_stats.py), so "indemnify" outweighs "agreement";
-`ts_rank_cd` breaks ties. Identifiers ("Section 10.2", "§ 2-207", "Rule 12(b)(6)", "123 F.3d 456")
-are required, checked as regular expressions on the chunk text (see identifiers.py).
+`ts_rank` (term frequency, length-normalized) breaks ties. Identifiers ("Section 10.2",
+"§ 2-207", "Rule 12(b)(6)", "123 F.3d 456") are required, checked as regular expressions on the
+chunk text (see identifiers.py).
 
 Speed: scoring reads every candidate's tsvector, and in a large corpus the common words of a
 question match most chunks. So candidates are the chunks containing one of the question's
@@ -15,14 +16,13 @@ frequency); the common words still count in the score. A small corpus scores eve
 
 from __future__ import annotations
 
-import functools
-import operator
 import re
 from dataclasses import dataclass, field
 
 from django.contrib.postgres.search import SearchQueryField
 from django.db import connection
-from django.db.models import BooleanField, Case, F, FloatField, Func, Value, When
+from django.db.models import BooleanField, F, FloatField, Func, Value
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 
 from rag import selectors
@@ -38,12 +38,13 @@ from .term_stats import TermStats, term_stats
 
 MAX_WORDS = 32  # a pasted paragraph is not a keyword query; the first words are enough
 _PHRASE = re.compile(r"[\"\u201c\u201d]([^\"\u201c\u201d]*)[\"\u201c\u201d]")
-# ts_rank_cd normalization 32 scales a rank to rank/(rank+1): 0..1.
-_RANK_NORMALIZATION = 32
+# ts_rank normalization: 1 divides by 1 + log(chunk length), 32 scales to rank/(rank+1), 0..1.
+_RANK_NORMALIZATION = 1 | 32
 # Candidate rows a words-only query may score (see the module docstring), at least this many per
 # result asked for.
-CANDIDATE_ROWS = 4000
-CANDIDATES_PER_RESULT = 20
+CANDIDATE_ROWS = 1000
+CANDIDATES_PER_RESULT = 10
+MAX_SCORED_WORDS = 12
 
 
 class _Matches(Func):
@@ -139,21 +140,38 @@ def _word_weight(tsquery: str, stats: TermStats) -> float:
     return max((stats.idf(lexeme) for lexeme in _lexemes(tsquery)), default=0.0)
 
 
-def candidate_words(words: list[str], stats: TermStats, *, limit: int) -> list[str]:
-    """The rarest words whose chunks together stay within `limit` rows (at least the rarest one)."""
+def candidate_query(words: list[str], stats: TermStats, *, limit: int) -> str:
+    """A tsquery finding the chunks worth scoring, about `limit` of them at most.
+
+    Usually the OR of the rarest words whose chunks together stay within `limit` (at least the
+    rarest one). When even the rarest word is in more than `limit` chunks, its chunks must also
+    contain the next rarest words, as many as it takes to get under `limit` (estimated as if
+    words were independent): the chunks with most of the words are still all found.
+    """
+    ordered = sorted(words, key=lambda w: (_word_frequency(w, stats), w))
+    if not ordered:
+        return ""
+    if _word_frequency(ordered[0], stats) > limit:
+        required, expected = [], float(max(stats.chunks, 1))
+        for word in ordered:
+            required.append(word)
+            expected *= _word_frequency(word, stats) / max(stats.chunks, 1)
+            if expected <= limit:
+                break
+        return " & ".join(f"( {tsq} )" for tsq in required)
     chosen, rows = [], 0
-    for word in sorted(words, key=lambda w: (_word_frequency(w, stats), w)):
+    for word in ordered:
         rows += _word_frequency(word, stats)
         if chosen and rows > limit:
             break
         chosen.append(word)
-    return chosen
+    return _any(chosen)
 
 
 def keyword_search(*, tenant: Tenant, query: str, k: int, filters: SearchFilters | None = None) -> list[Hit]:
     """The `k` chunks of `tenant` best matching `query` as keywords, best first.
 
-    Score in 0..1: (idf of the words matched + mean idf · ts_rank_cd/(ts_rank_cd+1)) / (idf of all
+    Score in 0..1: (idf of the words matched + mean idf · ts_rank/(ts_rank+1)) / (idf of all
     words + mean idf). A query with nothing searchable (empty, only stopwords, only exclusions)
     returns []. Raises `VectorStoreUnavailable` on timeouts and lost connections.
     """
@@ -165,7 +183,7 @@ def keyword_search(*, tenant: Tenant, query: str, k: int, filters: SearchFilters
         if not (required or terms.words):
             return []
         stats = term_stats(tenant=tenant, index_version=selectors.index_version_get(tenant=tenant))
-        weights = {word: _word_weight(word, stats) for word in terms.words}
+        weights = _scored_words(terms.words, stats)
         chunks = owned_list(Chunk, tenant=tenant)
         if filters is not None:
             chunks = chunks.filter(filters.as_q())
@@ -177,10 +195,10 @@ def keyword_search(*, tenant: Tenant, query: str, k: int, filters: SearchFilters
         if not required:
             # Only words: a chunk must contain one of the rarer ones (the GIN index finds them).
             limit = max(CANDIDATE_ROWS, CANDIDATES_PER_RESULT * k)
-            rare = _any(candidate_words(terms.words, stats, limit=limit))
-            chunks = chunks.filter(_Matches(F("search_vector"), _tsquery(rare)))
+            worth_scoring = candidate_query(list(weights), stats, limit=limit)
+            chunks = chunks.filter(_Matches(F("search_vector"), _tsquery(worth_scoring)))
         rows = list(
-            chunks.annotate(matched=_words_matched(weights), rank=_rank(terms))
+            chunks.annotate(matched=_words_matched(weights), rank=_rank(terms, list(weights)))
             .order_by("-matched", "-rank", "pk")
             .values_list("pk", "document_id", "matched", "rank")[:k]
         )
@@ -193,31 +211,36 @@ def keyword_search(*, tenant: Tenant, query: str, k: int, filters: SearchFilters
     return hits
 
 
-def _words_matched(weights: dict[str, float]):
-    """The summed weights of the query's words the chunk contains (SQL float)."""
-    return functools.reduce(
-        operator.add,
-        [
-            Case(
-                When(_Matches(F("search_vector"), _tsquery(tsq)), then=Value(weight)),
-                default=Value(0.0),
-                output_field=FloatField(),
-            )
-            for tsq, weight in weights.items()
-        ],
-        Value(0.0, output_field=FloatField()),
-    )
+def _scored_words(words: list[str], stats: TermStats) -> dict[str, float]:
+    """{word: weight} of the query's MAX_SCORED_WORDS most informative words (each costs a tsvector
+    lookup per candidate row; the rest are so common they barely move a score)."""
+    weights = {word: _word_weight(word, stats) for word in words}
+    kept = sorted(weights, key=lambda word: (-weights[word], word))[:MAX_SCORED_WORDS]
+    return {word: weights[word] for word in words if word in kept}
 
 
-def _rank(terms: _Resolved):
-    """ts_rank_cd over every positive part, scaled to 0..1 (SQL float)."""
-    ranked_on = _any(terms.phrases + terms.identifier_terms + terms.words)
+def _words_matched(weights: dict[str, float]) -> RawSQL:
+    """The summed weights of the query's words the chunk contains (SQL float). Raw SQL because
+    the ORM takes longer to compile a dozen CASE expressions than PostgreSQL takes to run them."""
+    if not weights:
+        return RawSQL("0.0", [], output_field=FloatField())
+    column = f"{connection.ops.quote_name(Chunk._meta.db_table)}.{connection.ops.quote_name('search_vector')}"
+    case = f"CASE WHEN {column} @@ %s::tsquery THEN %s ELSE 0.0 END"
+    params = [item for tsq, weight in weights.items() for item in (tsq, weight)]
+    sql = "(" + " + ".join([case] * len(weights)) + ")"  # only placeholders are interpolated
+    return RawSQL(sql, params, output_field=FloatField())  # noqa: S611
+
+
+def _rank(terms: _Resolved, words: list[str]):
+    """ts_rank over every positive part, scaled to 0..1 (SQL float). Not ts_rank_cd: it costs twice
+    as much per row and ranked no better on LegalBench-RAG (bench/README.md)."""
+    ranked_on = _any(terms.phrases + terms.identifier_terms + words)
     if not ranked_on:
         return Value(0.0, output_field=FloatField())
     return Func(
         F("search_vector"),
         _tsquery(ranked_on),
         Value(_RANK_NORMALIZATION),
-        function="ts_rank_cd",
+        function="ts_rank",
         output_field=FloatField(),
     )

@@ -249,7 +249,7 @@ VECTOR_DB = env("VECTOR_DB", default="pgvector")
 # Statement timeout for vector and keyword search queries.
 VECTOR_STORE_TIMEOUT_SECONDS = env.float("VECTOR_STORE_TIMEOUT_SECONDS", default=5)
 # HNSW candidate list size (pgvector's hnsw.ef_search, 1..1000); a search uses max(this, k).
-VECTOR_STORE_EF_SEARCH = env.int("VECTOR_STORE_EF_SEARCH", default=40)
+VECTOR_STORE_EF_SEARCH = env.int("VECTOR_STORE_EF_SEARCH", default=200)
 # Spec compatibility only: pgvector needs no separate URL or collection (chunks live in the DB).
 VECTOR_STORE_URL = env("VECTOR_STORE_URL", default="")
 VECTOR_STORE_COLLECTION = env("VECTOR_STORE_COLLECTION", default="rag_chunk")

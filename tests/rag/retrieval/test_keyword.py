@@ -172,15 +172,15 @@ def test_candidates_come_from_rare_words_yet_common_words_still_score(case, boil
     assert len(keyword_search(tenant=case.tenant, query="agreement", k=30)) == 21
 
 
-def test_candidate_words_are_the_rarest_within_the_row_limit():
+def test_candidates_are_chunks_with_the_rarest_words_within_the_row_limit():
     stats = term_stats.TermStats(chunks=100, document_frequency={"a": 50, "b": 3, "c": 10, "d": 0})
-    words = ["'a'", "'b'", "'c'", "'d'", "'non-compet' <-> 'non' <-> 'compet'"]
-    assert keyword.candidate_words(words, stats, limit=12) == [
-        "'d'",
-        "'non-compet' <-> 'non' <-> 'compet'",
-        "'b'",
-    ]
-    assert keyword.candidate_words(["'a'", "'c'"], stats, limit=1) == ["'c'"]  # never none
-    assert keyword.candidate_words(words, stats, limit=1000) == sorted(
-        words, key=lambda w: (stats.df(w.strip("'")), w)
+    phrase = "'non-compet' <-> 'non' <-> 'compet'"  # a hyphenated word: its rarest lexeme counts
+    words = ["'a'", "'b'", "'c'", "'d'", phrase]
+    assert keyword.candidate_query(words, stats, limit=12) == f"( 'd' ) | ( {phrase} ) | ( 'b' )"
+    assert keyword.candidate_query(words, stats, limit=1000) == (
+        f"( 'd' ) | ( {phrase} ) | ( 'b' ) | ( 'c' ) | ( 'a' )"
     )
+    # Even the rarest word is too common: the next rarest are required too (10 * 50/100 = 5 rows).
+    assert keyword.candidate_query(["'a'", "'c'"], stats, limit=5) == "( 'c' ) & ( 'a' )"
+    assert keyword.candidate_query(["'a'", "'c'"], stats, limit=1) == "( 'c' ) & ( 'a' )"
+    assert keyword.candidate_query([], stats, limit=5) == ""
