@@ -974,12 +974,14 @@ def explain_hybrid(*, tenant, query: str, vector, filters, ef: int) -> list[tupl
     for sql, params in captured:
         if not sql.lstrip().upper().startswith("SELECT") or '"rag_chunk"' not in sql:
             continue
-        if "ts_rank_cd" in sql:
-            leg = "keyword leg (keyword_search, k=40)"
+        if "ts_rank" in sql:
+            leg = "keyword leg (keyword_search, k=40, with the hits' cosine similarity)"
+        elif "COUNT(" in sql.upper():
+            leg = "filter selectivity (at most EXACT_SEARCH_ROWS chunks: exact search)"
         elif "LIMIT" in sql:
             leg = "semantic leg (semantic_search, k=40)"
         else:
-            leg = "similarities of keyword-only hits"
+            leg = "other"
         try:
             with search_session(ef_search=ef), connection.cursor() as cursor:
                 cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, params)

@@ -17,6 +17,7 @@ from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.db.models.functions import Upper
 from pgvector.django import HnswIndex, VectorField
 
 from tenants.models import TenantOwned
@@ -201,6 +202,12 @@ class Chunk(TenantOwned):
             GinIndex(fields=["search_vector"], name="chunk_search_vector_gin"),
             models.Index(fields=["tenant", "case"], name="chunk_tenant_case"),
             models.Index(fields=["tenant", "embedding_model", "text_hash"], name="chunk_embedding_reuse"),
+            # Search filters: a selective filter finds its chunks through these, then is searched
+            # exactly (rag.retrieval.vector). Jurisdictions compare case-insensitively.
+            models.Index(models.F("tenant"), Upper("jurisdiction"), name="chunk_tenant_jurisdiction"),
+            models.Index(fields=["tenant", "doc_type"], name="chunk_tenant_doc_type"),
+            models.Index(fields=["tenant", "source_type"], name="chunk_tenant_source_type"),
+            models.Index(fields=["tenant", "document_date"], name="chunk_tenant_date"),
         ]
 
     def __str__(self) -> str:

@@ -18,7 +18,7 @@ from .filters import SearchFilters
 from .hits import Hit
 from .keyword import keyword_search
 from .session import positive_int
-from .vector import semantic_search, similarities
+from .vector import semantic_search
 
 MODES = ("semantic", "keyword", "hybrid")
 DEFAULT_RRF_K = 60  # the constant of Cormack et al. (2009); damps the gap between top ranks
@@ -101,7 +101,11 @@ def hybrid_search(
         if semantic_weight
         else []
     )
-    keyword = keyword_search(tenant=tenant, query=query, k=pool, filters=filters) if keyword_weight else []
+    keyword = (
+        keyword_search(tenant=tenant, query=query, k=pool, filters=filters, query_vector=query_vector)
+        if keyword_weight
+        else []
+    )
     by_id = {hit.chunk_id: hit for hit in keyword}
     by_id.update({hit.chunk_id: hit for hit in semantic})
     fused = weighted_rrf(
@@ -109,12 +113,10 @@ def hybrid_search(
         [semantic_weight, keyword_weight],
         rrf_k=rrf_k,
     )[:k]
-    similarity = {hit.chunk_id: hit.score for hit in semantic}
+    # Keyword hits carry their similarity too (computed in the keyword query).
+    similarity = {hit.chunk_id: hit.similarity for hit in keyword}
+    similarity.update({hit.chunk_id: hit.score for hit in semantic})
     keyword_score = {hit.chunk_id: hit.score for hit in keyword} if keyword_weight else {}
-    missing = [chunk_id for chunk_id, _ in fused if chunk_id not in similarity]
-    if missing:
-        # Keyword-only hits still need a similarity for ranking: one query for all of them.
-        similarity.update(similarities(tenant=tenant, query_vector=query_vector, chunk_ids=missing))
     return [
         Hit(
             chunk_id=chunk_id,

@@ -21,11 +21,13 @@ from dataclasses import dataclass, field
 
 from django.contrib.postgres.search import SearchQueryField
 from django.db import connection
-from django.db.models import BooleanField, F, FloatField, Func, Value
+from django.db.models import BooleanField, Case, F, FloatField, Func, Value, When
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
+from pgvector.django import CosineDistance
 
 from rag import selectors
+from rag.ingest import embedding
 from rag.models import Chunk
 from tenants.models import Tenant
 from tenants.selectors import owned_list
@@ -35,6 +37,7 @@ from .hits import Hit
 from .identifiers import Identifier, extract_identifiers
 from .session import positive_int, search_session
 from .term_stats import TermStats, term_stats
+from .vector import query_vector_list
 
 MAX_WORDS = 32  # a pasted paragraph is not a keyword query; the first words are enough
 _PHRASE = re.compile(r"[\"\u201c\u201d]([^\"\u201c\u201d]*)[\"\u201c\u201d]")
@@ -168,8 +171,14 @@ def candidate_query(words: list[str], stats: TermStats, *, limit: int) -> str:
     return _any(chosen)
 
 
-def keyword_search(*, tenant: Tenant, query: str, k: int, filters: SearchFilters | None = None) -> list[Hit]:
+def keyword_search(
+    *, tenant: Tenant, query: str, k: int, filters: SearchFilters | None = None, query_vector=None
+) -> list[Hit]:
     """The `k` chunks of `tenant` best matching `query` as keywords, best first.
+
+    With `query_vector`, each hit also carries its cosine similarity to it (None for a chunk
+    without a vector of the current embedding model), computed in the same query: hybrid search
+    needs it for every hit.
 
     Score in 0..1: (idf of the words matched + mean idf · ts_rank/(ts_rank+1)) / (idf of all
     words + mean idf). A query with nothing searchable (empty, only stopwords, only exclusions)
@@ -198,16 +207,22 @@ def keyword_search(*, tenant: Tenant, query: str, k: int, filters: SearchFilters
             worth_scoring = candidate_query(list(weights), stats, limit=limit)
             chunks = chunks.filter(_Matches(F("search_vector"), _tsquery(worth_scoring)))
         rows = list(
-            chunks.annotate(matched=_words_matched(weights), rank=_rank(terms, list(weights)))
+            chunks.annotate(
+                matched=_words_matched(weights),
+                rank=_rank(terms, list(weights)),
+                similarity=_similarity(query_vector),
+            )
             .order_by("-matched", "-rank", "pk")
-            .values_list("pk", "document_id", "matched", "rank")[:k]
+            .values_list("pk", "document_id", "matched", "rank", "similarity")[:k]
         )
     mean_weight = sum(weights.values()) / len(weights) if weights else 1.0
     total = sum(weights.values()) + mean_weight
     hits = []
-    for pk, document_id, matched_weight, normalized_rank in rows:
+    for pk, document_id, matched_weight, normalized_rank, similarity in rows:
         score = min((matched_weight + mean_weight * normalized_rank) / total, 1.0)
-        hits.append(Hit(chunk_id=pk, document_id=document_id, score=score, keyword_score=score))
+        hits.append(
+            Hit(chunk_id=pk, document_id=document_id, score=score, similarity=similarity, keyword_score=score)
+        )
     return hits
 
 
@@ -229,6 +244,20 @@ def _words_matched(weights: dict[str, float]) -> RawSQL:
     params = [item for tsq, weight in weights.items() for item in (tsq, weight)]
     sql = "(" + " + ".join([case] * len(weights)) + ")"  # only placeholders are interpolated
     return RawSQL(sql, params, output_field=FloatField())  # noqa: S611
+
+
+def _similarity(query_vector):
+    """1 - cosine distance to `query_vector` for chunks of the current embedding model (SQL)."""
+    if query_vector is None:
+        return Value(None, output_field=FloatField())
+    return Case(
+        When(
+            embedding_model=embedding.model_id(),
+            then=Value(1.0) - CosineDistance("embedding", query_vector_list(query_vector)),
+        ),
+        default=Value(None),
+        output_field=FloatField(),
+    )
 
 
 def _rank(terms: _Resolved, words: list[str]):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
+from django.db import connection
 from django.db.models import QuerySet
 from pgvector.django import CosineDistance
 
@@ -19,8 +20,13 @@ from .session import MAX_EF_SEARCH, default_ef_search, positive_int, search_sess
 
 __all__ = ["Hit", "nearest_chunks", "semantic_search", "similarities"]
 
+# A filter passing at most this many chunks is searched exactly (every passing chunk compared):
+# a few milliseconds, where the HNSW iterative scan takes longer and misses some of the nearest.
+EXACT_SEARCH_ROWS = 5000
 
-def _vector(query_vector) -> list[float]:
+
+def query_vector_list(query_vector) -> list[float]:
+    """`query_vector` as a list of floats, or ValueError when it is not one embedding."""
     vector = np.asarray(query_vector, dtype=np.float32).reshape(-1)
     if vector.shape != (EMBEDDING_DIMENSION,) or not np.all(np.isfinite(vector)):
         raise ValueError(
@@ -46,7 +52,7 @@ def nearest_chunks(
     if filters is not None:
         chunks = chunks.filter(filters.as_q())
     return (
-        chunks.annotate(distance=CosineDistance("embedding", _vector(query_vector)))
+        chunks.annotate(distance=CosineDistance("embedding", query_vector_list(query_vector)))
         .order_by("distance")
         .values_list("pk", "document_id", "distance")[:k]
     )
@@ -66,8 +72,9 @@ def semantic_search(
     Only chunks embedded with `embedding_model` (default: the current model) are compared: vectors
     of different models live in different spaces. `ef_search` (default
     max(VECTOR_STORE_EF_SEARCH, k)) trades speed for recall; pgvector's iterative scan still
-    returns `k` rows when a selective filter rejects
-    most of the index's nearest candidates. Score = cosine similarity (1 - cosine distance).
+    returns `k` rows when a filter rejects most of the index's nearest candidates, and a filter
+    that leaves at most EXACT_SEARCH_ROWS chunks is searched exactly, without the index.
+    Score = cosine similarity (1 - cosine distance).
     Raises `VectorStoreUnavailable` on timeouts (settings.VECTOR_STORE_TIMEOUT_SECONDS) and lost
     connections.
     """
@@ -78,6 +85,11 @@ def semantic_search(
         tenant=tenant, query_vector=query_vector, k=k, filters=filters, embedding_model=embedding_model
     )
     with search_session(ef_search=ef):
+        if _is_selective(tenant, filters, embedding_model):
+            # Few rows pass the filter: comparing with each of them is exact and faster than an
+            # HNSW scan that must walk past the 99 % the filter rejects.
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT set_config('enable_indexscan', 'off', true)")
         rows = list(query)
     # relaxed_order may return rows slightly out of order: restore exact order by distance.
     rows.sort(key=lambda row: (row[2], row[0]))
@@ -85,6 +97,18 @@ def semantic_search(
         Hit(chunk_id=pk, document_id=document_id, score=1.0 - distance, similarity=1.0 - distance)
         for pk, document_id, distance in rows
     ]
+
+
+def _is_selective(tenant: Tenant, filters: SearchFilters | None, embedding_model: str | None) -> bool:
+    """Whether at most EXACT_SEARCH_ROWS chunks pass `filters` (counted up to one more)."""
+    if filters is None or filters.is_empty():
+        return False
+    chunks = (
+        owned_list(Chunk, tenant=tenant)
+        .filter(embedding_model=embedding_model or embedding.model_id())
+        .filter(filters.as_q())
+    )
+    return chunks.order_by()[: EXACT_SEARCH_ROWS + 1].count() <= EXACT_SEARCH_ROWS
 
 
 def similarities(
@@ -98,7 +122,7 @@ def similarities(
     rows = (
         owned_list(Chunk, tenant=tenant)
         .filter(pk__in=ids, embedding_model=embedding_model or embedding.model_id())
-        .annotate(distance=CosineDistance("embedding", _vector(query_vector)))
+        .annotate(distance=CosineDistance("embedding", query_vector_list(query_vector)))
         .values_list("pk", "distance")
     )
     with search_session():

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from rag.ingest import embedding
 from rag.models import Chunk
-from rag.retrieval import SearchFilters, keyword_search, nearest_chunks, semantic_search
+from rag.retrieval import SearchFilters, keyword_search, nearest_chunks, semantic_search, vector
 from ragsite.exceptions import InvalidQuery, VectorStoreUnavailable
 
 from .conftest import add_chunks, make_document, unit
@@ -77,7 +77,7 @@ def test_invalid_k_and_ef_search_are_invalid_queries(case, random_unit):
         assert set(caught.value.details) <= {"k", "ef_search"}
 
 
-def test_a_selective_filter_still_returns_k_rows_from_the_hnsw_index(case):
+def test_a_selective_filter_still_returns_k_rows_from_the_hnsw_index(case, monkeypatch):
     """Most of the tenant's chunks are memos close to the query; the 5 judgments are farther than
     every memo. An HNSW scan without iterative scanning sees only its ef_search nearest
     candidates, all memos, and returns nothing; the search must still return the 5."""
@@ -90,6 +90,7 @@ def test_a_selective_filter_still_returns_k_rows_from_the_hnsw_index(case):
     judgments = make_document(case, "judgments", doc_type="judgment")
     add_chunks(judgments, [unit(query + 2.5 * unit(rng.standard_normal(384))) for _ in range(5)])  # ~0.37
     only_judgments = SearchFilters(doc_types=("judgment",))
+    monkeypatch.setattr(vector, "EXACT_SEARCH_ROWS", 0)  # never exact: the HNSW path is under test
 
     with transaction.atomic():
         with connection.cursor() as cursor:
@@ -113,6 +114,30 @@ def test_a_selective_filter_still_returns_k_rows_from_the_hnsw_index(case):
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
 
+def test_a_filter_leaving_few_chunks_is_searched_exactly(case, rng, monkeypatch):
+    monkeypatch.setattr(vector, "EXACT_SEARCH_ROWS", 100)
+    query = unit(rng.standard_normal(384))
+    memos = make_document(case, "memos", doc_type="memo")
+    add_chunks(memos, [unit(query + 0.6 * unit(rng.standard_normal(384))) for _ in range(300)])
+    judgments = make_document(case, "judgments", doc_type="judgment")
+    vectors = [unit(query + rng.uniform(1, 3) * unit(rng.standard_normal(384))) for _ in range(60)]
+    chunks = add_chunks(judgments, vectors)
+    expected = [chunks[i].pk for i in np.argsort([-float(v @ query) for v in vectors])[:10]]
+
+    with CaptureQueriesContext(connection) as queries:
+        hits = semantic_search(
+            tenant=case.tenant, query_vector=query, k=10, filters=SearchFilters(doc_types=("judgment",))
+        )
+    assert [hit.chunk_id for hit in hits] == expected
+    assert any("enable_indexscan" in q["sql"] for q in queries.captured_queries)
+    # Without a filter, or with one leaving more than EXACT_SEARCH_ROWS chunks: the HNSW index.
+    with CaptureQueriesContext(connection) as queries:
+        semantic_search(tenant=case.tenant, query_vector=query, k=10)
+        memos_only = SearchFilters(doc_types=("memo",))
+        semantic_search(tenant=case.tenant, query_vector=query, k=10, filters=memos_only)
+    assert not any("enable_indexscan" in q["sql"] for q in queries.captured_queries)
+
+
 def test_search_settings_are_local_to_the_search(case, random_unit):
     add_chunks(make_document(case, "one"), [random_unit()])
     with connection.cursor() as cursor:
@@ -125,15 +150,17 @@ def test_search_settings_are_local_to_the_search(case, random_unit):
         assert cursor.fetchone()[0] in (None, "off")
 
 
-def test_one_query_reads_chunks_even_with_metadata_filters(case, random_unit):
+def test_one_query_searches_chunks_even_with_metadata_filters(case, random_unit):
     add_chunks(make_document(case, "tagged", metadata={"party": "Acme"}), [random_unit()])
     filters = SearchFilters(metadata={"party": "Acme"}, doc_types=("other",))
     with CaptureQueriesContext(connection) as captured:
         hits = semantic_search(tenant=case.tenant, query_vector=random_unit(), k=3, filters=filters)
     assert len(hits) == 1
     reads = [q["sql"] for q in captured.captured_queries if '"rag_chunk"' in q["sql"]]
-    assert len(reads) == 1
-    assert 'INNER JOIN "rag_document"' in reads[0] and '"rag_chunk"."tenant_id" =' in reads[0]
+    # The filter's row count (is it selective?), then the search: both scoped and filtered in SQL.
+    assert len(reads) == 2 and reads[0].startswith("SELECT COUNT(*)")
+    for sql in reads:
+        assert 'INNER JOIN "rag_document"' in sql and '"rag_chunk"."tenant_id" =' in sql
 
 
 @pytest.fixture
