@@ -16,6 +16,7 @@ frequency); the common words still count in the score. A small corpus scores eve
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -148,8 +149,8 @@ def candidate_query(words: list[str], stats: TermStats, *, limit: int) -> str:
 
     Usually the OR of the rarest words whose chunks together stay within `limit` (at least the
     rarest one). When even the rarest word is in more than `limit` chunks, its chunks must also
-    contain the next rarest words, as many as it takes to get under `limit` (estimated as if
-    words were independent): the chunks with most of the words are still all found.
+    contain the next rarest words, as many as it takes to get under `limit` (estimated from
+    their frequencies): the chunks with most of the words are still all found.
     """
     ordered = sorted(words, key=lambda w: (_word_frequency(w, stats), w))
     if not ordered:
@@ -158,7 +159,10 @@ def candidate_query(words: list[str], stats: TermStats, *, limit: int) -> str:
         required, expected = [], float(max(stats.chunks, 1))
         for word in ordered:
             required.append(word)
-            expected *= _word_frequency(word, stats) / max(stats.chunks, 1)
+            # The words of one question go together ("grant" and "license"): assume a share
+            # of chunks the square root of independence's, so as not to underestimate.
+            share = _word_frequency(word, stats) / max(stats.chunks, 1)
+            expected *= share if len(required) == 1 else math.sqrt(share)
             if expected <= limit:
                 break
         return " & ".join(f"( {tsq} )" for tsq in required)
