@@ -239,6 +239,8 @@ DEFAULT_TOP_K = env.int("DEFAULT_TOP_K", default=10)
 RAG_CANDIDATE_POOL = env.int("RAG_CANDIDATE_POOL", default=100)
 RAG_MIN_SIMILARITY_THRESHOLD = env.float("RAG_MIN_SIMILARITY_THRESHOLD", default=0.5)
 RAG_SNIPPET_SIZE = env.int("RAG_SNIPPET_SIZE", default=300)
+# A question naming a clause type is also searched with that clause's usual wording (legal_terms.py).
+RAG_QUERY_EXPANSION = env.bool("RAG_QUERY_EXPANSION", default=True)
 RAG_SIMILARITY_WEIGHT = env.float("RAG_SIMILARITY_WEIGHT", default=0.7)
 RAG_RECENCY_WEIGHT = env.float("RAG_RECENCY_WEIGHT", default=0.2)
 RAG_TRUST_WEIGHT = env.float("RAG_TRUST_WEIGHT", default=0.1)

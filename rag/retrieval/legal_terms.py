@@ -1,0 +1,257 @@
+"""Query expansion with the language contracts use for the clause a question names.
+
+People ask about a clause by its name ("Is there an anti-assignment clause?", "What is the
+expiration date?"); contracts never use the name, they state the rule ("Neither party may assign
+this Agreement without the prior written consent of the other party", "The term of this Agreement
+shall be one (1) year"). Neither the words nor a small embedding model bridge that gap, so a
+question naming a clause type is searched together with that clause's typical wording.
+
+The vocabulary covers the common commercial-contract clause types (those of the CUAD taxonomy
+of The Atticus Project, plus a few general ones); each entry is a pattern that recognises the
+clause's name in a question and the phrasing such clauses are written in.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ClauseType:
+    name: str
+    pattern: re.Pattern
+    wording: str  # how such a clause is typically phrased in a contract
+
+
+def _clause(name: str, pattern: str, wording: str) -> ClauseType:
+    return ClauseType(name, re.compile(pattern, re.IGNORECASE), wording)
+
+
+CLAUSE_TYPES: tuple[ClauseType, ...] = (
+    _clause(
+        "expiration",
+        r"\bexpir\w*|\bend date\b|\bhow long\b"
+        r"|\b(?:term|duration) of (?:the|this) (?:agreement|contract)",
+        "The term of this Agreement shall commence on the Effective Date and shall continue for a "
+        "period of years until expiry, unless terminated earlier.",
+    ),
+    _clause(
+        "renewal",
+        r"\brenew\w*",
+        "This Agreement shall automatically renew for successive renewal terms unless either party "
+        "gives notice of non-renewal.",
+    ),
+    _clause(
+        "notice to terminate renewal",
+        r"\bnotice period\b|\bnon-?renewal\b",
+        "Either party may give written notice of non-renewal at least days prior to the end of the "
+        "then-current term.",
+    ),
+    _clause(
+        "effective date",
+        r"\beffective date\b|\bagreement date\b"
+        r"|\bwhen (?:was|is) (?:the|this) (?:agreement|contract) (?:signed|dated)",
+        "This Agreement is made and entered into and effective as of the date first written above.",
+    ),
+    _clause(
+        "governing law",
+        r"\bgoverning law\b|\bchoice of law\b|\blaws? (?:govern|appl)"
+        r"|\bwhich (?:state|country|jurisdiction)'?s? laws?\b",
+        "This Agreement shall be governed by and construed in accordance with the laws of the State.",
+    ),
+    _clause(
+        "anti-assignment",
+        r"\bassign\w*|\bdelegat\w*|\btransfer (?:of )?(?:the|this) (?:agreement|contract)",
+        "Neither party may assign or transfer this Agreement or its rights or obligations without the "
+        "prior written consent of the other party.",
+    ),
+    _clause(
+        "change of control",
+        r"\bchange (?:of|in) control\b|\bmerger\b|\bacqui(?:sition|red)\b",
+        "In the event of a change of control, merger, acquisition or sale of all or substantially all "
+        "of the assets of a party, the other party may terminate this Agreement.",
+    ),
+    _clause(
+        "termination for convenience",
+        r"\bterminat\w* for convenience\b|\bterminat\w* without cause\b|\bterminat\w* at will\b",
+        "Either party may terminate this Agreement for any reason or without cause upon days prior "
+        "written notice to the other party.",
+    ),
+    _clause(
+        "post-termination services",
+        r"\bpost-?termination\b|\bafter (?:the )?termination\b|\btransition services?\b",
+        "Upon termination or expiration of this Agreement, the obligations that survive and the "
+        "services to be provided during a wind-down or transition period.",
+    ),
+    _clause(
+        "audit rights",
+        r"\baudit\w*|\binspect\w*",
+        "A party shall keep complete and accurate books and records and the other party may audit, "
+        "inspect and examine such books and records upon reasonable notice.",
+    ),
+    _clause(
+        "cap on liability",
+        r"\bcap on liability\b|\blimit(?:ation)? (?:of|on) liability\b"
+        r"|\bliability (?:cap|limit)|\bmaximum liability\b",
+        "In no event shall either party's aggregate liability under this Agreement exceed the amounts "
+        "paid; neither party shall be liable for indirect, incidental or consequential damages.",
+    ),
+    _clause(
+        "uncapped liability",
+        r"\buncapped\b|\bunlimited liability\b",
+        "The limitations of liability shall not apply to breach of confidentiality, indemnification "
+        "obligations, gross negligence or willful misconduct.",
+    ),
+    _clause(
+        "liquidated damages",
+        r"\bliquidated damages\b|\bpenalt(?:y|ies)\b",
+        "The party shall pay liquidated damages in the amount of, as a reasonable estimate of damages "
+        "and not as a penalty.",
+    ),
+    _clause(
+        "warranty duration",
+        r"\bwarrant(?:y|ies)\b",
+        "The party warrants that the products shall be free from defects in materials and workmanship "
+        "for a warranty period of months from delivery.",
+    ),
+    _clause(
+        "insurance",
+        r"\binsur\w*",
+        "Each party shall maintain, at its own expense, insurance coverage including commercial general "
+        "liability insurance with limits of not less than per occurrence.",
+    ),
+    _clause(
+        "non-compete",
+        r"\bnon-?compet\w*|\bcompet\w*",
+        "During the term, the party shall not, directly or indirectly, engage in, own or operate any "
+        "business that competes with the business of the other party within the territory.",
+    ),
+    _clause(
+        "exclusivity",
+        r"\bexclusiv\w*",
+        "The party shall be the exclusive distributor and shall purchase exclusively from; the other "
+        "party shall not appoint any other distributor in the territory.",
+    ),
+    _clause(
+        "no-solicit",
+        r"\bsolicit\w*|\bpoach\w*",
+        "The party shall not, directly or indirectly, solicit, induce or hire any employee or customer "
+        "of the other party.",
+    ),
+    _clause(
+        "non-disparagement",
+        r"\bdisparag\w*",
+        "Neither party shall make any statement that disparages or is derogatory of the other party.",
+    ),
+    _clause(
+        "right of first refusal",
+        r"\brofr\b|\brofo\b|\brofn\b|\bfirst refusal\b|\bfirst offer\b|\bfirst negotiation\b",
+        "Before selling to a third party, the party shall first offer the other party the right of "
+        "first refusal to purchase on the same terms.",
+    ),
+    _clause(
+        "most favored nation",
+        r"\bmost favou?red\b|\bmfn\b|\bbest price\b",
+        "If the party offers more favorable prices or terms to any third party, it shall offer the same "
+        "terms to the other party.",
+    ),
+    _clause(
+        "revenue sharing",
+        r"\brevenue\b|\bprofit shar\w*|\broyalt\w*",
+        "The party shall pay a percentage of net sales, revenue or profits as royalties to the other party.",
+    ),
+    _clause(
+        "price restrictions",
+        r"\bprice (?:restriction|increase|change)s?\b",
+        "Prices shall not be increased during the term except upon written notice.",
+    ),
+    _clause(
+        "minimum commitment",
+        r"\bminimum (?:commitment|purchase|order|quantit)\w*",
+        "The party shall purchase a minimum quantity or minimum amount of products each year.",
+    ),
+    _clause(
+        "volume restriction",
+        r"\bvolume\b|\bmaximum (?:number|quantity)\b",
+        "The license is limited to a maximum number of units, users or volume; additional fees apply "
+        "above that number.",
+    ),
+    _clause(
+        "ip ownership",
+        r"\b(?:ip|intellectual property)\b.*\b(?:own|assign)\w*|\bownership\b",
+        "All intellectual property rights in the work product shall be owned by and are hereby "
+        "assigned to the party.",
+    ),
+    _clause(
+        "license grant",
+        r"\blicen[cs]\w*",
+        "The licensor hereby grants to the licensee a non-exclusive, non-transferable, royalty-free "
+        "license to use.",
+    ),
+    _clause(
+        "affiliate license",
+        r"\baffiliate\w*",
+        "The license granted extends to the party's affiliates and subsidiaries.",
+    ),
+    _clause(
+        "source code escrow",
+        r"\bescrow\b|\bsource code\b",
+        "The source code shall be deposited with an escrow agent and released upon bankruptcy or "
+        "failure to support.",
+    ),
+    _clause(
+        "covenant not to sue",
+        r"\bnot to sue\b|\bchallenge\b.*\bvalidity\b",
+        "The party shall not bring any claim, suit or action against the other party or contest or "
+        "challenge the validity of its intellectual property.",
+    ),
+    _clause(
+        "third party beneficiary",
+        r"\bthird[- ]party beneficiar\w*",
+        "Nothing in this Agreement confers any rights or remedies upon any person other than the parties.",
+    ),
+    _clause(
+        "indemnification",
+        r"\bindemni\w*|\bhold harmless\b",
+        "The party shall indemnify, defend and hold harmless the other party from and against all "
+        "claims, losses and damages.",
+    ),
+    _clause(
+        "confidentiality",
+        r"\bconfidential\w*|\bnon-?disclosure\b",
+        "The receiving party shall keep confidential and not disclose the confidential information of "
+        "the disclosing party.",
+    ),
+    _clause(
+        "force majeure",
+        r"\bforce majeure\b|\bact of god\b",
+        "Neither party shall be liable for delay or failure to perform caused by events beyond its "
+        "reasonable control, including acts of God.",
+    ),
+    _clause(
+        "dispute resolution",
+        r"\barbitrat\w*|\bdispute\w*|\bvenue\b|\bjurisdiction\b",
+        "Any dispute arising out of this Agreement shall be resolved by arbitration or submitted to the "
+        "exclusive jurisdiction of the courts.",
+    ),
+    _clause(
+        "payment terms",
+        r"\bpayment terms?\b|\binvoic\w*|\bwhen (?:is|are) payments? due\b",
+        "The party shall pay each invoice within days of receipt.",
+    ),
+)
+
+MAX_CLAUSE_TYPES = 2  # a question naming more is not about one clause
+
+
+def clause_types(question: str) -> list[ClauseType]:
+    """The clause types `question` names, in vocabulary order (at most MAX_CLAUSE_TYPES)."""
+    return [clause for clause in CLAUSE_TYPES if clause.pattern.search(question)][:MAX_CLAUSE_TYPES]
+
+
+def expand(question: str, clauses: list[ClauseType] | None = None) -> str:
+    """`question` followed by the typical wording of `clauses` (default: the clause types it
+    names); unchanged when there are none."""
+    found = clause_types(question) if clauses is None else clauses
+    return " ".join([question, *(clause.wording for clause in found)])

@@ -1,0 +1,67 @@
+"""Clause-type query expansion: recognising a clause named in a question, and finding the clause
+when the contract never uses its name."""
+
+import pytest
+
+from rag.retrieval import legal_terms
+from rag.retrieval.service import Reader, retrieve
+from tenants.models import Role
+
+
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        ("Is there an anti-assignment clause in this contract?", ["anti-assignment"]),
+        ("What is the governing law for this contract?", ["governing law"]),
+        ("What is the expiration date of this contract?", ["expiration"]),
+        ("Does the lease have a cap on liability?", ["cap on liability"]),
+        ("Can either party terminate for convenience?", ["termination for convenience"]),
+        ("Is there a right of first refusal (ROFR)?", ["right of first refusal"]),
+        ("Who signed the memo about parking?", []),
+    ],
+)
+def test_clause_types_named_in_questions(question, names):
+    assert [clause.name for clause in legal_terms.clause_types(question)] == names
+
+
+def test_expansion_appends_the_clause_wording_and_leaves_other_questions_alone():
+    expanded = legal_terms.expand("Is there an anti-assignment clause?")
+    assert expanded.startswith("Is there an anti-assignment clause? ")
+    assert "prior written consent" in expanded
+    assert legal_terms.expand("Who signed the memo?") == "Who signed the memo?"
+    many = "assignment, insurance, audit and exclusivity terms"
+    assert len(legal_terms.clause_types(many)) == legal_terms.MAX_CLAUSE_TYPES
+
+
+CONTRACT = (
+    "SUPPLY CONTRACT between Vandelay Industries and Kramerica LLC.\n\n"
+    "7. Transfer. Neither party may transfer this Agreement or any of its rights or obligations "
+    "without the prior written consent of the other party.\n\n"
+    "8. Notices. Notices shall be in writing and delivered by courier to the addresses above.\n\n"
+    "9. Entire contract. This contract is the entire agreement of the parties; if any clause of this "
+    "contract is held invalid, every other clause of this contract remains in force."
+)
+
+
+@pytest.mark.django_db
+def test_a_clause_is_found_by_its_name_though_the_contract_never_uses_it(tenant, case, ingest_text, settings):
+    settings.RAG_CHUNK_SIZE, settings.RAG_CHUNK_OVERLAP = 200, 0
+    ingest_text(case, CONTRACT, filename="supply.txt")
+    question = "Is there an anti-assignment clause in this contract?"
+
+    def top():
+        result = retrieve(
+            tenant=tenant, query=question, top_k=3, similarity_threshold=0.0, reader=Reader(role=Role.OWNER)
+        )
+        return result, result.passages[0]
+
+    result, first = top()
+    assert result.clause_types == ("anti-assignment",)
+    assert "7. Transfer." in first.text and "9. Entire" not in first.text
+    assert "prior written consent" in first.snippet
+
+    settings.RAG_QUERY_EXPANSION = False
+    result, first = top()
+    assert result.clause_types == ()
+    # Without it the words "clause" and "contract" win, not the answer.
+    assert "clause of this contract" in first.text and "7. Transfer." not in first.text
