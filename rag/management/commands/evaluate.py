@@ -8,6 +8,7 @@ import json
 import time
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
@@ -73,6 +74,8 @@ class Command(BaseCommand):
                 **runner.corpus_settings(),
                 "mode": mode,
                 "min_similarity": min_similarity,
+                "query_expansion": settings.RAG_QUERY_EXPANSION,
+                "candidate_pool": settings.RAG_CANDIDATE_POOL,
                 "documents": len(indexed.paths),
                 "tenant": indexed.tenant.slug,
                 "routing_accuracy": round(runner.routing_accuracy(runs), 2),

@@ -184,3 +184,18 @@ def test_candidates_are_chunks_with_the_rarest_words_within_the_row_limit():
     assert keyword.candidate_query(["'a'", "'c'"], stats, limit=5) == "( 'c' ) & ( 'a' )"
     assert keyword.candidate_query(["'a'", "'c'"], stats, limit=1) == "( 'c' ) & ( 'a' )"
     assert keyword.candidate_query([], stats, limit=5) == ""
+
+
+def test_hits_carry_their_cosine_similarity_when_given_the_query_vector(case, random_unit):
+    current = make_document(case, "current")
+    vectors = [random_unit(), random_unit()]
+    add_chunks(current, vectors, texts=["indemnify the buyer", "indemnify the seller"])
+    add_chunks(make_document(case, "old"), [random_unit()], texts=["indemnify all"], embedding_model="old")
+    query_vector = random_unit()
+    hits = keyword_search(tenant=case.tenant, query="indemnify", k=5, query_vector=query_vector)
+    similarity = {hit.document_id: hit.similarity for hit in hits if hit.document_id != current.pk}
+    assert list(similarity.values()) == [None]  # another embedding model: not comparable
+    expected = sorted(float(v @ query_vector) for v in vectors)
+    found = sorted(hit.similarity for hit in hits if hit.document_id == current.pk)
+    assert found == pytest.approx(expected, abs=1e-5)
+    assert all(hit.similarity is None for hit in keyword_search(tenant=case.tenant, query="indemnify", k=5))
