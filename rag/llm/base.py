@@ -1,0 +1,96 @@
+"""What every model provider takes and returns, and how one is chosen (`RAG_LLM_PROVIDER`).
+
+A provider turns a built prompt into text. It never sees the database: the pipeline hands it the
+prompt and the sources the prompt was built from (the offline extractive provider answers from those
+directly). Failures are typed: `GenerationTimeout` (504) when the model is too slow,
+`LLMUnavailable` (503) when it cannot be reached or refuses, `ConfigurationError` (503) when the
+provider is misconfigured (no API key, unknown provider).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar, Protocol
+
+from django.conf import settings
+
+from ragsite.exceptions import ConfigurationError
+
+
+@dataclass(frozen=True)
+class Source:
+    """One passage of the context, as the prompt presents it to the model."""
+
+    citation_id: str  # the token the model cites it by: "1" (inline_numbers) or "doc_42" (bracketed_ids)
+    document_id: int
+    title: str
+    page: int
+    text: str  # the passage ("[REDACTED]" for a document the reader may not read)
+    similarity_score: float = 0.0  # retrieval relevance, 0..1
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """A prompt to complete. `system` and `prompt` are what a remote model reads; `question` and
+    `sources` are the same content, structured, for providers that work on it directly."""
+
+    system: str
+    prompt: str
+    question: str
+    sources: tuple[Source, ...] = ()
+    temperature: float = 0.1
+    max_tokens: int = 1024
+    follow_up_count: int = 2
+
+
+@dataclass(frozen=True)
+class Generation:
+    """A model's reply with what it cost."""
+
+    text: str
+    provider: str  # "extractive", "anthropic", "ollama"
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cost_estimate: float  # US dollars
+    latency_ms: float
+    metadata: dict = field(default_factory=dict)
+
+    @property
+    def tokens_used(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+class LLMProvider(Protocol):
+    """A model behind one method. Implementations validate their configuration in __init__."""
+
+    name: ClassVar[str]
+    model: str
+
+    def generate(self, request: GenerationRequest) -> Generation: ...
+
+
+PROVIDERS = ("extractive", "anthropic", "ollama")
+
+
+def get_provider(name: str | None = None) -> LLMProvider:
+    """The provider called `name` (default settings.RAG_LLM_PROVIDER), configured from settings.
+
+    Raises `ConfigurationError` for an unknown name or a provider missing its configuration.
+    """
+    name = (name or settings.RAG_LLM_PROVIDER or "").strip().lower()
+    if name == "extractive":
+        from .extractive import ExtractiveProvider
+
+        return ExtractiveProvider()
+    if name == "anthropic":
+        from .anthropic import AnthropicProvider
+
+        return AnthropicProvider()
+    if name == "ollama":
+        from .ollama import OllamaProvider
+
+        return OllamaProvider()
+    raise ConfigurationError(
+        f"Unknown RAG_LLM_PROVIDER {name!r}.", details={"RAG_LLM_PROVIDER": f"One of {', '.join(PROVIDERS)}."}
+    )
