@@ -164,9 +164,12 @@ def _word_weight(word: str) -> float:
     return weight * COMMON_FACTOR if word in COMMON_WORDS else weight
 
 
-def _tokens(text: str) -> list[str]:
+def words(text: str) -> list[str]:
     """Lower-case words of `text`, without one-letter words (the "s" of "Licensee's")."""
     return [token for token in _WORD.findall(text.lower()) if len(token) > 1 or token.isdigit()]
+
+
+_tokens = words
 
 
 def query_terms(query: str) -> QueryTerms:

@@ -1,0 +1,174 @@
+"""The offline default model: answers by quoting the context's most relevant sentences.
+
+No download, no key, no randomness: the same question and sources always give the same reply. It
+cannot paraphrase or reason, so it never says anything the sources do not say verbatim, and every
+quoted sentence carries the citation token of the passage it comes from. The reply is the JSON the
+prompt asks every model for (orchestration spec, "Expected Model Output Format"):
+
+    {"answer": "...", "citations": [{"id", "doc_id", "snippet"}], "follow_ups": [...],
+     "confidence": 0..1, "disclaimer": "..."}
+
+How sentences are chosen: the question (with the wording of any clause type it names, see
+rag.retrieval.legal_terms) is parsed like a keyword query; each sentence of each readable source
+scores the summed weights of the distinct query terms it contains, rarer terms across the context
+weighing more, scaled by its passage's retrieval relevance. The best sentence is quoted, and up to
+MAX_QUOTES - 1 more that score at least RELATIVE_SCORE of it, at most one per passage. When no
+sentence shares a term with the question, the answer is "I don't know." with confidence 0.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rag.ingest.chunking import token_estimate
+from rag.retrieval import legal_terms, snippets
+
+from .base import Generation, GenerationRequest, Source
+
+MODEL = "extractive-v1"
+MAX_QUOTES = 3
+RELATIVE_SCORE = 0.6
+MAX_SENTENCE_CHARS = 600  # a "sentence" longer than this (a run-on list) is cut at a word end
+REDACTED = "[REDACTED]"
+I_DONT_KNOW = "I don't know."
+DISCLAIMER = "Quoted from the retrieved documents; not legal advice. Verify against the full text."
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    source: Source
+    text: str
+    keys: frozenset[int]  # indexes of the query terms it contains
+    order: int  # position in the context, for stable ties
+
+
+class ExtractiveProvider:
+    """Offline, deterministic provider (`RAG_LLM_PROVIDER=extractive`, the default)."""
+
+    name: ClassVar[str] = "extractive"
+
+    def __init__(self, model: str = MODEL):
+        self.model = model
+
+    def generate(self, request: GenerationRequest) -> Generation:
+        """Quote the best sentences of `request.sources` for `request.question` (see module doc)."""
+        started = time.perf_counter()
+        reply = answer(request.question, request.sources, follow_up_count=request.follow_up_count)
+        text = json.dumps(reply, ensure_ascii=False)
+        return Generation(
+            text=text,
+            provider=self.name,
+            model=self.model,
+            input_tokens=token_estimate(request.system + "\n" + request.prompt),
+            output_tokens=token_estimate(text),
+            cost_estimate=0.0,
+            latency_ms=round((time.perf_counter() - started) * 1000, 2),
+        )
+
+
+def answer(question: str, sources: tuple[Source, ...] | list[Source], *, follow_up_count: int = 2) -> dict:
+    """The reply as a dict in the model output format (see the module docstring)."""
+    terms = snippets.query_terms(legal_terms.expand(question))
+    sentences = _sentences(sources, terms)
+    weights = _term_weights(terms, sentences)
+    scored = [(_score(s, weights), s) for s in sentences]
+    scored = [(score, s) for score, s in scored if score > 0]
+    if not scored:
+        return {"answer": I_DONT_KNOW, "citations": [], "follow_ups": [], "confidence": 0.0, "disclaimer": ""}
+    scored.sort(key=lambda pair: (-pair[0], pair[1].order))
+    best_score = scored[0][0]
+    quotes: list[_Sentence] = []
+    for score, sentence in scored:
+        if len(quotes) == MAX_QUOTES or score < RELATIVE_SCORE * best_score:
+            break
+        if all(q.source.citation_id != sentence.source.citation_id for q in quotes):
+            quotes.append(sentence)
+    quotes.sort(key=lambda s: s.order)  # read in context order
+    parts = [f'{_title(q.source)} states: "{q.text}" [{q.source.citation_id}]' for q in quotes]
+    return {
+        "answer": " ".join(parts),
+        "citations": [
+            {"id": q.source.citation_id, "doc_id": str(q.source.document_id), "snippet": q.text}
+            for q in quotes
+        ],
+        "follow_ups": follow_ups(question, quotes, follow_up_count),
+        "confidence": _confidence(scored[0][1], weights),
+        "disclaimer": DISCLAIMER,
+    }
+
+
+def _title(source: Source) -> str:
+    return source.title or "The document"
+
+
+def _sentences(sources, terms: snippets.QueryTerms) -> list[_Sentence]:
+    result = []
+    for source in sources:
+        if not source.text.strip() or source.text.strip() == REDACTED:
+            continue  # a redacted passage has nothing to quote
+        for start, end in snippets.sentence_spans(source.text):
+            text = " ".join(source.text[start:end].split())
+            if len(text) > MAX_SENTENCE_CHARS:
+                text = text[: text.rfind(" ", 0, MAX_SENTENCE_CHARS)]
+            result.append(_Sentence(source, text, _matched(text, terms), len(result)))
+    return result
+
+
+def _matched(text: str, terms: snippets.QueryTerms) -> frozenset[int]:
+    stems = {snippets.stem(token) for token in snippets.words(text)}
+    found = set()
+    for i, term in enumerate(terms.terms):
+        by_word = term.kind == "word" and term.key in stems
+        if by_word or (term.pattern is not None and term.pattern.search(text)):
+            found.add(i)
+    return frozenset(found)
+
+
+def _term_weights(terms: snippets.QueryTerms, sentences: list[_Sentence]) -> dict[int, float]:
+    """Each term's weight times its rarity among the context's sentences."""
+    total = max(len(sentences), 1)
+    weights = {}
+    for i, term in enumerate(terms.terms):
+        containing = sum(1 for s in sentences if i in s.keys)
+        rarity = 1.0 + math.log(total / containing) if containing else 1.0
+        weights[i] = term.weight * rarity
+    return weights
+
+
+def _score(sentence: _Sentence, weights: dict[int, float]) -> float:
+    relevance = 0.5 + 0.5 * max(0.0, min(sentence.source.similarity_score, 1.0))
+    return relevance * sum(weights[i] for i in sentence.keys)
+
+
+def _confidence(best: _Sentence, weights: dict[int, float]) -> float:
+    """Share of the question's weight the best sentence covers, averaged with its passage's
+    retrieval relevance, in 0..1."""
+    coverage = sum(weights[i] for i in best.keys) / max(sum(weights.values()), 1e-9)
+    relevance = max(0.0, min(best.source.similarity_score, 1.0))
+    return round(min(1.0, 0.5 * coverage + 0.5 * relevance), 3)
+
+
+def follow_ups(question: str, quotes: list[_Sentence], count: int) -> list[str]:
+    """`count` follow-up questions: about related clause types the quoted sentences mention, then
+    generic ones about the first quoted document."""
+    if count <= 0:
+        return []
+    asked = {clause.name for clause in legal_terms.clause_types(question)}
+    title = (quotes[0].source.title if quotes else "") or "this document"
+    candidates = []
+    for quote in quotes:
+        for clause in legal_terms.clause_types(quote.text):
+            if clause.name not in asked:
+                asked.add(clause.name)
+                candidates.append(f"What does {_title(quote.source)} provide on {clause.name}?")
+    candidates += [
+        f"Are there exceptions or conditions to this in {title}?",
+        f"Which other documents address the same point as {title}?",
+        f"How is this term defined in {title}?",
+        f"What happens on termination or breach under {title}?",
+    ]
+    return list(dict.fromkeys(candidates))[:count]

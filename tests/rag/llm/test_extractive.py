@@ -1,0 +1,113 @@
+"""The offline extractive provider: verbatim quotes with the right citation tokens, follow-ups,
+confidence, "I don't know", redacted passages, determinism."""
+
+import json
+
+import pytest
+
+from rag.llm import GenerationRequest, Source, get_provider
+from rag.llm.extractive import I_DONT_KNOW, ExtractiveProvider, answer
+
+LEASE = Source(
+    citation_id="1",
+    document_id=11,
+    title="Initech lease",
+    page=3,
+    text=(
+        "4. Rent. Tenant shall pay rent monthly in advance. "
+        "9. Termination. Landlord may terminate this Lease on thirty (30) days notice if rent is unpaid. "
+        "14. Governing Law. This Lease is governed by the laws of the State of New York."
+    ),
+    similarity_score=0.8,
+)
+MSA = Source(
+    citation_id="2",
+    document_id=12,
+    title="Acme MSA",
+    page=1,
+    text="12. Governing Law. This Agreement shall be governed by the laws of the State of Delaware.",
+    similarity_score=0.6,
+)
+
+
+def _normalized(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_the_answer_quotes_the_best_sentences_with_their_citation_tokens():
+    reply = answer("What is the governing law?", [LEASE, MSA])
+    assert [c["id"] for c in reply["citations"]] == ["1", "2"]
+    assert reply["citations"][0]["doc_id"] == "11"
+    for citation, source in zip(reply["citations"], [LEASE, MSA], strict=True):
+        assert citation["snippet"] in _normalized(source.text)  # verbatim
+        assert "governed by the laws" in citation["snippet"]
+        assert f'"{citation["snippet"]}" [{citation["id"]}]' in reply["answer"]
+    assert "rent monthly" not in reply["answer"]
+    assert 0 < reply["confidence"] <= 1 and reply["disclaimer"]
+
+
+def test_one_quote_per_passage():
+    reply = answer("Can the landlord terminate the lease if rent is unpaid?", [LEASE])
+    assert len(reply["citations"]) == 1
+    assert reply["citations"][0]["snippet"].startswith("Landlord may terminate this Lease")
+
+
+def test_a_clause_named_in_the_question_is_found_in_its_usual_wording():
+    contract = Source(
+        citation_id="1",
+        document_id=1,
+        title="Supply contract",
+        page=1,
+        text="Each clause of this contract is severable. Neither party may transfer this Agreement "
+        "without the prior written consent of the other party.",
+        similarity_score=0.5,
+    )
+    reply = answer("Is there an anti-assignment clause in this contract?", [contract])
+    assert reply["citations"][0]["snippet"].startswith("Neither party may transfer")
+
+
+def test_nothing_in_common_is_i_dont_know():
+    reply = answer("Who won the football match?", [LEASE, MSA])
+    assert reply["answer"] == I_DONT_KNOW and reply["confidence"] == 0.0
+    assert reply["citations"] == [] and reply["follow_ups"] == []
+
+
+def test_redacted_passages_are_never_quoted():
+    redacted = Source(citation_id="3", document_id=13, title="Sealed", page=1, text="[REDACTED]")
+    reply = answer("What is the governing law?", [redacted, MSA])
+    assert [c["id"] for c in reply["citations"]] == ["2"]
+    assert answer("What is the governing law?", [redacted])["answer"] == I_DONT_KNOW
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 4])
+def test_exactly_the_requested_number_of_follow_ups(count):
+    follow_ups = answer("What is the governing law?", [LEASE, MSA], follow_up_count=count)["follow_ups"]
+    assert len(follow_ups) == count == len(set(follow_ups))
+    assert all(question.endswith("?") for question in follow_ups)
+
+
+def test_the_provider_returns_the_reply_as_json_deterministically():
+    provider = get_provider("extractive")
+    assert isinstance(provider, ExtractiveProvider)
+    request = GenerationRequest(
+        system="You are a legal assistant.",
+        prompt="Context: ...\n\nQuestion: What is the governing law?",
+        question="What is the governing law?",
+        sources=(LEASE, MSA),
+        follow_up_count=2,
+    )
+    first, second = provider.generate(request), provider.generate(request)
+    assert first.text == second.text
+    assert json.loads(first.text) == answer("What is the governing law?", [LEASE, MSA])
+    assert (first.provider, first.model, first.cost_estimate) == ("extractive", "extractive-v1", 0.0)
+    assert first.input_tokens > 0 and first.output_tokens > 0
+    assert first.tokens_used == first.input_tokens + first.output_tokens
+
+
+def test_unknown_provider_is_a_configuration_error(settings):
+    from ragsite.exceptions import ConfigurationError
+
+    settings.RAG_LLM_PROVIDER = "gpt-99"
+    with pytest.raises(ConfigurationError) as caught:
+        get_provider()
+    assert caught.value.status_code == 503 and "RAG_LLM_PROVIDER" in caught.value.details
