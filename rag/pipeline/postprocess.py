@@ -1,0 +1,212 @@
+"""Turn a model's reply into a checked answer: parse, validate, map citation tokens, normalize.
+
+Models are asked for JSON (orchestration spec, "Expected Model Output Format") but do not always
+comply: the JSON may sit in a ```json fence or between sentences of prose, or the reply may be
+plain text citing `[1]`, `[doc_42]` or `[Lease agreement, page 3]` (the Ollama contract's style).
+All of these are understood; anything else is an answer without citations.
+
+Citation tokens are mapped to the sources the prompt listed (`rag.llm.Source`): by citation id, by
+document id ("doc_42", "42") or by title (and page). A token that matches no source is kept in
+`invalid_citations` for the hallucination check, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from rag.llm import Source
+
+I_DONT_KNOW_PATTERN = re.compile(
+    r"^\W*(i (do not|don't) know|information not found|not found in the (knowledge base|context))\b", re.I
+)
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
+_MARKER = re.compile(r"\[([^\[\]\n]{1,200})\]")
+_PAGE = re.compile(r"^(?P<title>.+?),\s*(?:page|p\.|pp\.)\s*(?P<page>\d+)\s*$", re.I)
+_DOC_ID = re.compile(r"^(?:doc[_-]?)?(\d{1,18})$", re.I)
+_CONFIDENCE_WORDS = {
+    "very high": 0.95, "high": 0.85, "medium": 0.6, "moderate": 0.6, "low": 0.3, "very low": 0.1,
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A citation the answer makes, resolved to the source it names."""
+
+    token: str  # as the model wrote it: "1", "doc_42", "Lease, page 3"
+    source: Source
+    snippet: str  # what the model quoted from it ("" when it quoted nothing)
+
+
+@dataclass
+class ProcessedAnswer:
+    """The model's reply, parsed and checked against the prompt's sources."""
+
+    answer: str | None  # None: the model did not know
+    citations: list[Citation] = field(default_factory=list)
+    invalid_citations: list[str] = field(default_factory=list)  # tokens naming no source
+    follow_ups: list[str] = field(default_factory=list)
+    confidence: float | None = None  # 0..1, None when the model gave none
+    disclaimer: str = ""
+    output_format: str = "json"  # "json" or "text"
+
+
+def process(text: str, sources: Sequence[Source], *, follow_up_count: int) -> ProcessedAnswer:
+    """Parse `text` (the model's reply) and map its citations to `sources` (see module docstring).
+
+    Returns exactly `follow_up_count` follow-up questions when the model gave at least that many,
+    fewer otherwise (the caller may add its own).
+    """
+    data = _json_object(text or "")
+    result = _from_text(text or "", sources) if data is None else _from_json(data, sources)
+    result.follow_ups = result.follow_ups[: max(follow_up_count, 0)]
+    if result.answer is not None and I_DONT_KNOW_PATTERN.match(result.answer):
+        result.answer, result.citations = None, []
+    return result
+
+
+def _json_object(text: str) -> dict | None:
+    """The first JSON object in `text`: the whole text, a fenced block, or a {...} in prose."""
+    candidates = [text.strip(), *(m.group(1).strip() for m in _FENCE.finditer(text))]
+    decoder = json.JSONDecoder()
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    for start in (m.start() for m in re.finditer(r"\{", text)):
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            continue
+        if isinstance(value, dict) and "answer" in value:
+            return value
+    return None
+
+
+def _from_json(data: dict, sources: Sequence[Source]) -> ProcessedAnswer:
+    answer = data.get("answer")
+    answer = answer.strip() if isinstance(answer, str) and answer.strip() else None
+    citations: list[Citation] = []
+    invalid: list[str] = []
+    listed = data.get("citations") if isinstance(data.get("citations"), list) else []
+    for item in listed:
+        if isinstance(item, dict):
+            token = str(item.get("id") or item.get("citation_id") or item.get("doc_id") or "").strip()
+            snippet = item.get("snippet") if isinstance(item.get("snippet"), str) else ""
+        else:
+            token, snippet = str(item).strip(), ""
+        if not token:
+            continue
+        source = resolve(token, sources, doc_id=item.get("doc_id") if isinstance(item, dict) else None)
+        if source is None:
+            invalid.append(token)
+        else:
+            citations.append(Citation(token=token, source=source, snippet=snippet.strip()))
+    # Tokens used in the answer text but missing from the list still count.
+    _add_markers(answer or "", sources, citations, invalid)
+    follow_ups = data.get("follow_ups", data.get("follow_up_questions", []))
+    return ProcessedAnswer(
+        answer=answer,
+        citations=citations,
+        invalid_citations=list(dict.fromkeys(invalid)),
+        follow_ups=[q.strip() for q in follow_ups if isinstance(q, str) and q.strip()]
+        if isinstance(follow_ups, list)
+        else [],
+        confidence=normalize_confidence(data.get("confidence", data.get("confidence_score"))),
+        disclaimer=data.get("disclaimer", "") if isinstance(data.get("disclaimer"), str) else "",
+        output_format="json",
+    )
+
+
+def _from_text(text: str, sources: Sequence[Source]) -> ProcessedAnswer:
+    answer = text.strip() or None
+    citations: list[Citation] = []
+    invalid: list[str] = []
+    _add_markers(answer or "", sources, citations, invalid)
+    return ProcessedAnswer(
+        answer=answer,
+        citations=citations,
+        invalid_citations=list(dict.fromkeys(invalid)),
+        output_format="text",
+    )
+
+
+def _add_markers(answer: str, sources, citations: list[Citation], invalid: list[str]) -> None:
+    """Add the `[token]` markers of `answer` not already among `citations`."""
+    cited = {c.source.citation_id for c in citations}
+    for match in _MARKER.finditer(answer):
+        for token in (part.strip() for part in _split_marker(match.group(1))):
+            if not token:
+                continue
+            source = resolve(token, sources)
+            if source is None:
+                if _looks_like_citation(token):
+                    invalid.append(token)
+            elif source.citation_id not in cited:
+                cited.add(source.citation_id)
+                citations.append(Citation(token=token, source=source, snippet=""))
+
+
+def _split_marker(body: str) -> list[str]:
+    # "[1, 2]" and "[1][2]" cite two sources; "[Lease, page 3]" cites one.
+    if _PAGE.match(body):
+        return [body]
+    return body.split(",") if all(_DOC_ID.match(p.strip()) for p in body.split(",")) else [body]
+
+
+def _looks_like_citation(token: str) -> bool:
+    """A bracketed text that is meant as a citation (not "[sic]" or "[emphasis added]")."""
+    return bool(_DOC_ID.match(token) or _PAGE.match(token))
+
+
+def resolve(token: str, sources: Sequence[Source], *, doc_id=None) -> Source | None:
+    """The source `token` names: its citation id, its document id ("42", "doc_42") or its title
+    (with ", page N" matching the passage's page when several passages share the title)."""
+    token = token.strip()
+    for source in sources:
+        if token == source.citation_id:
+            return source
+    number = _DOC_ID.match(token)
+    wanted = int(number.group(1)) if number else _int(doc_id)
+    if wanted is not None:
+        for source in sources:
+            if source.document_id == wanted:
+                return source
+    page_match = _PAGE.match(token)
+    title = (page_match.group("title") if page_match else token).strip().lower()
+    named = [s for s in sources if s.title and s.title.strip().lower() == title]
+    if page_match:
+        on_page = [s for s in named if s.page == int(page_match.group("page"))]
+        named = on_page or named
+    return named[0] if named else None
+
+
+def _int(value) -> int | None:
+    match = _DOC_ID.match(str(value).strip()) if value is not None else None
+    return int(match.group(1)) if match else None
+
+
+def normalize_confidence(value) -> float | None:
+    """A confidence in 0..1 from 0.85, "0.85", 85, "85%" or "high"; None when there is none."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in _CONFIDENCE_WORDS:
+            return _CONFIDENCE_WORDS[text]
+        percent = text.endswith("%")
+        try:
+            number = float(text.rstrip("%").strip())
+        except ValueError:
+            return None
+        value = number / 100 if percent else number
+    if not isinstance(value, int | float) or value != value:  # NaN
+        return None
+    if value > 1:
+        value = value / 100  # a percentage
+    return round(min(max(float(value), 0.0), 1.0), 4)

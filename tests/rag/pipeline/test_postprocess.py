@@ -1,0 +1,108 @@
+"""Parsing model replies: JSON, fenced JSON, JSON inside prose, plain text with citation markers,
+malformed output; citation mapping; confidence normalization; follow-up count; "I don't know"."""
+
+import json
+
+import pytest
+
+from rag.llm import Source
+from rag.pipeline.postprocess import normalize_confidence, process, resolve
+
+SOURCES = [
+    Source(citation_id="1", document_id=42, title="Lease agreement", page=3, text="Rent is due monthly."),
+    Source(citation_id="2", document_id=43, title="Lease agreement", page=7, text="The lease ends in 2030."),
+    Source(citation_id="3", document_id=50, title="Supply contract", page=1, text="Delaware law governs."),
+]
+REPLY = {
+    "answer": "Rent is due monthly [1] and Delaware law governs [3].",
+    "citations": [{"id": "1", "doc_id": "42", "snippet": "Rent is due monthly."}, {"id": "3", "snippet": ""}],
+    "follow_ups": ["When is rent late?", "Which courts?", "What about renewal?"],
+    "confidence": 0.8,
+    "disclaimer": "Not legal advice.",
+}
+
+
+def _ids(result):
+    return [c.source.citation_id for c in result.citations]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        json.dumps(REPLY),
+        "```json\n" + json.dumps(REPLY, indent=2) + "\n```",
+        "Here is my answer:\n" + json.dumps(REPLY) + "\nI hope this helps.",
+    ],
+    ids=["plain", "fenced", "in-prose"],
+)
+def test_json_replies_in_every_wrapping(text):
+    result = process(text, SOURCES, follow_up_count=2)
+    assert result.output_format == "json"
+    assert result.answer == REPLY["answer"]
+    assert _ids(result) == ["1", "3"]
+    assert result.citations[0].snippet == "Rent is due monthly."
+    assert result.follow_ups == ["When is rent late?", "Which courts?"]  # exactly follow_up_count
+    assert result.confidence == 0.8 and result.disclaimer == "Not legal advice."
+    assert result.invalid_citations == []
+
+
+def test_invented_citations_are_kept_as_invalid():
+    invented = [{"id": "7", "doc_id": "999"}]
+    reply = dict(REPLY, answer="Rent is due monthly [1], see also [9].", citations=invented)
+    result = process(json.dumps(reply), SOURCES, follow_up_count=2)
+    assert _ids(result) == ["1"]
+    assert result.invalid_citations == ["7", "9"]
+
+
+def test_plain_text_with_every_citation_style():
+    text = "Rent is monthly [1]. The lease ends in 2030 [Lease agreement, page 7]. Law: [doc_50][sic]."
+    result = process(text, SOURCES, follow_up_count=2)
+    assert result.output_format == "text"
+    assert result.answer == text
+    assert _ids(result) == ["1", "2", "3"]
+    assert result.invalid_citations == [] and result.confidence is None and result.follow_ups == []
+
+
+@pytest.mark.parametrize("text", ["", "   ", "{not json", '{"answer": 5}', "[]"])
+def test_malformed_output_never_raises(text):
+    result = process(text, SOURCES, follow_up_count=2)
+    assert result.citations == []
+    assert result.answer in (None, text.strip())
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I don't know.", '{"answer": "I do not know", "citations": [{"id": "1"}]}', "Information not found."],
+)
+def test_i_dont_know_is_no_answer_and_no_citations(text):
+    result = process(text, SOURCES, follow_up_count=2)
+    assert result.answer is None and result.citations == []
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (0.85, 0.85),
+        ("0.85", 0.85),
+        (85, 0.85),
+        ("85%", 0.85),
+        ("high", 0.85),
+        (1.0, 1.0),
+        (-3, 0.0),
+        (None, None),
+        ("unsure", None),
+        (True, None),
+        (float("nan"), None),
+    ],
+)
+def test_confidence_is_normalized_to_0_1(value, expected):
+    assert normalize_confidence(value) == expected
+
+
+def test_resolution_by_id_document_title_and_page():
+    assert resolve("2", SOURCES).citation_id == "2"
+    assert resolve("doc_50", SOURCES).citation_id == "3"
+    assert resolve("43", SOURCES).citation_id == "2"
+    assert resolve("Lease agreement, p. 7", SOURCES).citation_id == "2"
+    assert resolve("lease agreement", SOURCES).citation_id == "1"  # the first passage of that title
+    assert resolve("Unknown memo, page 1", SOURCES) is None
