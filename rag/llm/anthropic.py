@@ -1,0 +1,157 @@
+"""Claude through the Anthropic Messages API, with the official `anthropic` SDK (2.x).
+
+SDK 2.x speaks API version 2026-10-21, which answers HTTP 400 to any sampling parameter
+(temperature, top_p, top_k), even at its default value, and has no argument for one. So
+`GenerationRequest.temperature` is not sent: the model samples at its own default, and the
+generation's metadata says so.
+
+SDK failures become the application's errors: too slow → `GenerationTimeout`, unreachable,
+overloaded, rate-limited or refusing → `LLMUnavailable`, key rejected → `ConfigurationError`.
+The API key is handed to the SDK and never logged or put in an error.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import ClassVar
+
+import anthropic
+from django.conf import settings
+
+from ragsite.exceptions import ApplicationError, ConfigurationError, GenerationTimeout, LLMUnavailable
+
+from .base import Generation, GenerationRequest
+
+logger = logging.getLogger(__name__)
+
+# US dollars per million (input, output) tokens, by model-name prefix; the longest matching prefix wins.
+PRICES_PER_MILLION: dict[str, tuple[float, float]] = {
+    "claude-opus-4-0": (15.0, 75.0),
+    "claude-opus-4-2025": (15.0, 75.0),  # claude-opus-4-20250514
+    "claude-opus-4-1": (15.0, 75.0),
+    "claude-opus-4-5": (5.0, 25.0),
+    "claude-opus-4-6": (5.0, 25.0),
+    "claude-sonnet-4": (3.0, 15.0),
+    "claude-haiku-4": (1.0, 5.0),
+    "claude-3-5-haiku": (0.8, 4.0),
+}
+
+
+def estimate_cost(model: str, input_tokens: int, output_tokens: int) -> float | None:
+    """What the tokens cost at `model`'s list price, in US dollars; None for a model not in the table."""
+    prefixes = [prefix for prefix in PRICES_PER_MILLION if model.startswith(prefix)]
+    if not prefixes:
+        return None
+    input_price, output_price = PRICES_PER_MILLION[max(prefixes, key=len)]
+    return (input_tokens * input_price + output_tokens * output_price) / 1_000_000
+
+
+def _is_message(reply: object) -> bool:
+    """Whether the SDK's reply really is a message: without strict validation it turns any 200 body
+    (an HTML page from a proxy, `{}`) into an empty object instead of failing."""
+    return getattr(reply, "type", None) == "message" and isinstance(getattr(reply, "content", None), list)
+
+
+class AnthropicProvider:
+    """Claude, configured from the ANTHROPIC_* settings. Without ANTHROPIC_API_KEY it refuses to start."""
+
+    name: ClassVar[str] = "anthropic"
+
+    def __init__(self) -> None:
+        if not settings.ANTHROPIC_API_KEY:
+            raise ConfigurationError(
+                "The anthropic provider needs an API key.",
+                details={"ANTHROPIC_API_KEY": "Set it to use RAG_LLM_PROVIDER=anthropic."},
+            )
+        if not settings.ANTHROPIC_MODEL:
+            raise ConfigurationError(
+                "The anthropic provider needs a model name.",
+                details={"ANTHROPIC_MODEL": "Name a Claude model."},
+            )
+        self.model: str = settings.ANTHROPIC_MODEL
+        self.timeout = float(settings.ANTHROPIC_TIMEOUT_SECONDS)
+        self._client = anthropic.Anthropic(
+            api_key=settings.ANTHROPIC_API_KEY,
+            base_url=settings.ANTHROPIC_BASE_URL or None,
+            timeout=self.timeout,
+            max_retries=int(settings.ANTHROPIC_MAX_RETRIES),
+        )
+
+    def generate(self, request: GenerationRequest) -> Generation:
+        """Send the prompt as one user message (with `request.system` as the system prompt)."""
+        started = time.perf_counter()
+        try:
+            message = self._client.messages.create(
+                model=self.model,
+                system=request.system or anthropic.omit,
+                messages=[{"role": "user", "content": request.prompt}],
+                max_tokens=request.max_tokens,
+            )
+        except (anthropic.AnthropicError, json.JSONDecodeError) as exc:
+            error = self._translate(exc)
+            logger.warning(
+                "anthropic generation failed: %s", type(exc).__name__, extra={"details": error.details}
+            )
+            raise error from exc
+        if not _is_message(message):
+            logger.warning("anthropic reply is not a message: %.200r", message)
+            raise self._translate(None)
+        latency_ms = (time.perf_counter() - started) * 1000
+
+        model = getattr(message, "model", None) or self.model
+        usage = getattr(message, "usage", None)
+        input_tokens = getattr(usage, "input_tokens", None) or 0
+        output_tokens = getattr(usage, "output_tokens", None) or 0
+        text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
+        metadata = {
+            "message_id": getattr(message, "id", None),
+            "stop_reason": getattr(message, "stop_reason", None),
+            "temperature": "not sent: API version 2026-10-21 accepts no sampling parameters",
+        }
+        cost = estimate_cost(model, input_tokens, output_tokens)
+        if cost is None:
+            metadata["cost_note"] = f"No price known for model {model!r}; cost_estimate is 0."
+        return Generation(
+            text=text,
+            provider=self.name,
+            model=model,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cost_estimate=cost or 0.0,
+            latency_ms=latency_ms,
+            metadata=metadata,
+        )
+
+    def _translate(self, exc: Exception | None) -> ApplicationError:
+        """The application error for an SDK failure (the SDK has already retried what it retries);
+        `exc` is None (or not the SDK's) for a reply that is not a message."""
+        details: dict = {"provider": self.name, "model": self.model}
+        if isinstance(exc, anthropic.APITimeoutError):
+            details["timeout_seconds"] = self.timeout
+            return GenerationTimeout(f"Claude did not answer within {self.timeout:g} s.", details=details)
+        if isinstance(exc, anthropic.APIConnectionError):
+            return LLMUnavailable("Could not reach the Anthropic API.", details=details)
+        if not isinstance(exc, anthropic.APIStatusError):
+            return LLMUnavailable("The Anthropic API sent a reply that could not be read.", details=details)
+
+        details["status"] = exc.status_code
+        if getattr(exc, "type", None):
+            details["error_type"] = exc.type
+        if getattr(exc, "request_id", None):
+            details["request_id"] = exc.request_id
+        if isinstance(exc, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
+            details["ANTHROPIC_API_KEY"] = f"Rejected by the Anthropic API (HTTP {exc.status_code})."
+            return ConfigurationError("The Anthropic API refused the configured API key.", details=details)
+        if isinstance(exc, anthropic.OverloadedError) or details.get("error_type") == "overloaded_error":
+            return LLMUnavailable("Claude is overloaded. Please try again.", details=details)
+        if isinstance(exc, anthropic.RateLimitError):
+            return LLMUnavailable(
+                "The Anthropic API rate limit was reached. Please try again.", details=details
+            )
+        if isinstance(exc, anthropic.InternalServerError) or exc.status_code >= 500:
+            return LLMUnavailable(f"The Anthropic API failed (HTTP {exc.status_code}).", details=details)
+        return LLMUnavailable(
+            f"The Anthropic API refused the request (HTTP {exc.status_code}).", details=details
+        )

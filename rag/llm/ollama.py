@@ -1,0 +1,150 @@
+"""A local Ollama server, over its native HTTP API with the standard library only.
+
+One non-streaming `POST {OLLAMA_HOST}/api/generate` per answer. A connection that cannot be made
+(refused, reset, dropped, or not made within the timeout) is tried once more, then the model is
+`LLMUnavailable`; a reply slower than OLLAMA_TIMEOUT_SECONDS is a `GenerationTimeout` and is not
+retried (the model would only be asked to do the slow work again). A missing model (HTTP 404), any
+other HTTP error and a reply without "response" text are `LLMUnavailable`. Local generation is free.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import ClassVar
+
+from django.conf import settings
+
+from ragsite.exceptions import ApplicationError, ConfigurationError, GenerationTimeout, LLMUnavailable
+
+from .base import Generation, GenerationRequest
+
+logger = logging.getLogger(__name__)
+
+TOP_P = 0.9
+CONNECT_ATTEMPTS = 2
+
+
+class OllamaProvider:
+    """A model served by Ollama, configured from OLLAMA_HOST, OLLAMA_MODEL and OLLAMA_TIMEOUT_SECONDS."""
+
+    name: ClassVar[str] = "ollama"
+
+    def __init__(self) -> None:
+        host = (settings.OLLAMA_HOST or "").strip().rstrip("/")
+        parts = urllib.parse.urlsplit(host)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ConfigurationError(
+                "OLLAMA_HOST is not an http(s) URL.",
+                details={"OLLAMA_HOST": "The server's URL, such as http://ollama:11434."},
+            )
+        if not settings.OLLAMA_MODEL:
+            raise ConfigurationError(
+                "The ollama provider needs a model name.", details={"OLLAMA_MODEL": "Such as mistral:7b."}
+            )
+        self.host = host
+        self.url = f"{host}/api/generate"
+        self.model: str = settings.OLLAMA_MODEL
+        self.timeout = float(settings.OLLAMA_TIMEOUT_SECONDS)
+
+    def generate(self, request: GenerationRequest) -> Generation:
+        """Ask Ollama for one complete (non-streamed) answer to `request`."""
+        payload = {
+            "model": self.model,
+            "prompt": request.prompt,
+            "stream": False,
+            "options": {
+                "temperature": request.temperature,
+                "top_p": TOP_P,
+                "num_predict": request.max_tokens,
+            },
+        }
+        if request.system:
+            payload["system"] = request.system
+        started = time.perf_counter()
+        reply = self._parse(self._post(json.dumps(payload).encode()))
+        latency_ms = (time.perf_counter() - started) * 1000
+        return Generation(
+            text=reply["response"],
+            provider=self.name,
+            model=reply.get("model") or self.model,
+            input_tokens=_count(reply, "prompt_eval_count"),
+            output_tokens=_count(reply, "eval_count"),
+            cost_estimate=0.0,
+            latency_ms=latency_ms,
+            metadata={"done_reason": reply.get("done_reason"), "created_at": reply.get("created_at")},
+        )
+
+    def _post(self, body: bytes) -> bytes:
+        """The reply body of a successful POST, after at most one retry of a failed connection."""
+        for attempt in range(1, CONNECT_ATTEMPTS + 1):
+            http_request = urllib.request.Request(  # noqa: S310  (scheme checked in __init__)
+                self.url, data=body, headers={"Content-Type": "application/json"}, method="POST"
+            )
+            try:
+                with urllib.request.urlopen(http_request, timeout=self.timeout) as response:  # noqa: S310
+                    return response.read()
+            except urllib.error.HTTPError as exc:
+                raise self._http_error(exc) from exc
+            except TimeoutError as exc:  # connected and sent, but the answer is too slow
+                raise GenerationTimeout(
+                    f"Ollama did not answer within {self.timeout:g} s.",
+                    details=self._details(timeout_seconds=self.timeout),
+                ) from exc
+            except (
+                urllib.error.URLError,
+                ConnectionError,
+            ) as exc:  # refused, reset, dropped, connect timeout
+                reason = getattr(exc, "reason", exc)
+                if attempt < CONNECT_ATTEMPTS:
+                    logger.warning("ollama connection failed (%s); retrying once", reason)
+                    continue
+                logger.warning("ollama unreachable at %s: %s", self.host, reason)
+                raise LLMUnavailable(
+                    f"Could not reach Ollama at {self.host}.", details=self._details(reason=str(reason))
+                ) from exc
+            except http.client.HTTPException as exc:
+                raise LLMUnavailable(
+                    "Ollama sent a malformed HTTP reply.", details=self._details(reason=repr(exc))
+                ) from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _http_error(self, exc: urllib.error.HTTPError) -> ApplicationError:
+        """LLMUnavailable for a non-2xx reply, naming the model when Ollama does not have it (404)."""
+        try:
+            body = exc.read().decode("utf-8", "replace")
+            error_text = str(json.loads(body).get("error", body))
+        except (OSError, ValueError, AttributeError):
+            error_text = exc.reason if isinstance(exc.reason, str) else ""
+        details = self._details(status=exc.code, error=error_text[:300])
+        logger.warning("ollama answered HTTP %s: %s", exc.code, error_text[:300])
+        if exc.code == 404:
+            return LLMUnavailable(
+                f"Ollama has no model {self.model!r} (pull it with `ollama pull {self.model}`).",
+                details=details,
+            )
+        return LLMUnavailable(f"Ollama answered HTTP {exc.code}.", details=details)
+
+    def _parse(self, raw: bytes) -> dict:
+        """The reply as a dict with "response" text, or LLMUnavailable."""
+        try:
+            reply = json.loads(raw)
+        except ValueError as exc:
+            raise LLMUnavailable("Ollama's reply is not JSON.", details=self._details()) from exc
+        if not isinstance(reply, dict) or not isinstance(reply.get("response"), str):
+            raise LLMUnavailable('Ollama\'s reply has no "response" text.', details=self._details())
+        return reply
+
+    def _details(self, **extra) -> dict:
+        return {"provider": self.name, "model": self.model, **extra}
+
+
+def _count(reply: dict, key: str) -> int:
+    """A token count from the reply; 0 when Ollama left it out (e.g. a prompt it had cached)."""
+    value = reply.get(key)
+    return value if isinstance(value, int) and value >= 0 else 0

@@ -1,0 +1,131 @@
+"""A real HTTP server on 127.0.0.1 for the provider adapters to talk to, and a port nothing listens on."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+
+@dataclass
+class Received:
+    """One request as the server read it (header names lower-cased)."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self):
+        return json.loads(self.body)
+
+
+@dataclass
+class Reply:
+    """What to answer: `body` is sent as JSON unless it is bytes; `delay` seconds pass before answering."""
+
+    status: int = 200
+    body: object = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+class FakeServer(ThreadingHTTPServer):
+    """Answers each request with `queued` replies first, then with `answer(received)`.
+
+    `connections` counts accepted TCP connections; the first `drop_connections` of them are closed
+    without reading or answering anything.
+    """
+
+    daemon_threads = True
+    block_on_close = False  # keep-alive connections may still be open when the test ends
+
+    def __init__(self, answer: Callable[[Received], Reply]):
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.answer = answer
+        self.queued: list[Reply] = []
+        self.received: list[Received] = []
+        self.connections = 0
+        self.drop_connections = 0
+        self.stopping = threading.Event()
+        self._lock = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def process_request(self, request, client_address):
+        with self._lock:
+            self.connections += 1
+            drop = self.drop_connections > 0
+            self.drop_connections -= drop
+        if drop:
+            request.close()
+            return
+        super().process_request(request, client_address)
+
+    def reply_to(self, received: Received) -> Reply:
+        with self._lock:
+            self.received.append(received)
+            queued = self.queued.pop(0) if self.queued else None
+        return queued or self.answer(received)
+
+    def handle_error(self, request, client_address):
+        """A client that gave up (timeout) makes the late answer fail; that is expected here."""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: FakeServer
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        reply = self.server.reply_to(Received(self.command, self.path, headers, body))
+        if reply.delay and self.server.stopping.wait(reply.delay):
+            return
+        payload = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
+        headers = {"Content-Type": "application/json", **reply.headers, "Content-Length": str(len(payload))}
+        self.send_response(reply.status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(payload)
+
+    do_GET = do_POST
+
+    def log_message(self, format, *args):
+        pass
+
+
+@pytest.fixture
+def start_server():
+    """start_server(answer) -> a running FakeServer; stopped after the test."""
+    servers: list[FakeServer] = []
+
+    def start(answer: Callable[[Received], Reply]) -> FakeServer:
+        server = FakeServer(answer)
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stopping.set()
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def closed_port_url() -> str:
+    """The URL of a local port that refuses connections (it was just bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
