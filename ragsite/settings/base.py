@@ -271,7 +271,7 @@ ENABLE_COT = env.bool("ENABLE_COT", default=True)
 # extractive: offline and key-free (the default); anthropic: Claude; ollama: a local Ollama server.
 RAG_LLM_PROVIDER = env("RAG_LLM_PROVIDER", default="extractive")
 ANTHROPIC_API_KEY = env("ANTHROPIC_API_KEY", default="")
-ANTHROPIC_MODEL = env("ANTHROPIC_MODEL", default="claude-sonnet-4-5")
+ANTHROPIC_MODEL = env("ANTHROPIC_MODEL", default="claude-sonnet-4-6")
 ANTHROPIC_BASE_URL = env("ANTHROPIC_BASE_URL", default="")
 ANTHROPIC_TIMEOUT_SECONDS = env.float("ANTHROPIC_TIMEOUT_SECONDS", default=30)
 ANTHROPIC_MAX_RETRIES = env.int("ANTHROPIC_MAX_RETRIES", default=2)
