@@ -745,7 +745,7 @@ def embed_queries(distinct: list[str]) -> tuple[dict, dict]:
 class LegClock:
     """Times hybrid_search's legs by wrapping the names hybrid.py calls them by (undone on exit)."""
 
-    LEGS = ("semantic_search", "keyword_search", "similarities")
+    LEGS = ("semantic_search", "keyword_search")
 
     def __init__(self):
         self.ms: dict[str, list[float]] = defaultdict(list)
@@ -755,7 +755,7 @@ class LegClock:
     def installed(self):
         from rag.retrieval import hybrid
 
-        saved = {name: getattr(hybrid, name) for name in self.LEGS if hasattr(hybrid, name)}
+        saved = {name: getattr(hybrid, name) for name in self.LEGS}
 
         def timed(name, func):
             def wrapper(*args, **kwargs):

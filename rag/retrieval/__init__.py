@@ -5,7 +5,7 @@ from .filters import SearchFilters
 from .hits import Hit
 from .hybrid import MODES, hybrid_search, weighted_rrf
 from .keyword import keyword_search
-from .vector import nearest_chunks, semantic_search, similarities
+from .vector import nearest_chunks, semantic_search
 
 __all__ = [
     "MODES",
@@ -15,6 +15,5 @@ __all__ = [
     "keyword_search",
     "nearest_chunks",
     "semantic_search",
-    "similarities",
     "weighted_rrf",
 ]

@@ -152,23 +152,24 @@ def candidate_query(words: list[str], stats: TermStats, *, limit: int) -> str:
     contain the next rarest words, as many as it takes to get under `limit` (estimated from
     their frequencies): the chunks with most of the words are still all found.
     """
-    ordered = sorted(words, key=lambda w: (_word_frequency(w, stats), w))
+    frequency = {word: _word_frequency(word, stats) for word in words}
+    ordered = sorted(words, key=lambda w: (frequency[w], w))
     if not ordered:
         return ""
-    if _word_frequency(ordered[0], stats) > limit:
+    if frequency[ordered[0]] > limit:
         required, expected = [], float(max(stats.chunks, 1))
         for word in ordered:
             required.append(word)
             # The words of one question go together ("grant" and "license"): assume a share
             # of chunks the square root of independence's, so as not to underestimate.
-            share = _word_frequency(word, stats) / max(stats.chunks, 1)
+            share = frequency[word] / max(stats.chunks, 1)
             expected *= share if len(required) == 1 else math.sqrt(share)
             if expected <= limit:
                 break
         return " & ".join(f"( {tsq} )" for tsq in required)
     chosen, rows = [], 0
     for word in ordered:
-        rows += _word_frequency(word, stats)
+        rows += frequency[word]
         if chosen and rows > limit:
             break
         chosen.append(word)

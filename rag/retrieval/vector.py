@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import numpy as np
 from django.db import connection
 from django.db.models import QuerySet
@@ -18,7 +16,7 @@ from .filters import SearchFilters
 from .hits import Hit
 from .session import MAX_EF_SEARCH, default_ef_search, positive_int, search_session
 
-__all__ = ["Hit", "nearest_chunks", "semantic_search", "similarities"]
+__all__ = ["Hit", "nearest_chunks", "semantic_search"]
 
 # A filter passing at most this many chunks is searched exactly (every passing chunk compared):
 # a few milliseconds, where the HNSW iterative scan takes longer and misses some of the nearest.
@@ -35,6 +33,13 @@ def query_vector_list(query_vector) -> list[float]:
     return vector.tolist()
 
 
+def _searchable(tenant: Tenant, filters: SearchFilters | None, embedding_model: str | None) -> QuerySet:
+    """The tenant's chunks with a vector of `embedding_model` (default: the current one) that
+    pass `filters`."""
+    chunks = owned_list(Chunk, tenant=tenant).filter(embedding_model=embedding_model or embedding.model_id())
+    return chunks if filters is None else chunks.filter(filters.as_q())
+
+
 def nearest_chunks(
     *,
     tenant: Tenant,
@@ -48,11 +53,9 @@ def nearest_chunks(
     The tenant, the embedding model and the filters are WHERE conditions of the HNSW-ordered scan,
     so they apply before the LIMIT, never to an already-cut top k.
     """
-    chunks = owned_list(Chunk, tenant=tenant).filter(embedding_model=embedding_model or embedding.model_id())
-    if filters is not None:
-        chunks = chunks.filter(filters.as_q())
     return (
-        chunks.annotate(distance=CosineDistance("embedding", query_vector_list(query_vector)))
+        _searchable(tenant, filters, embedding_model)
+        .annotate(distance=CosineDistance("embedding", query_vector_list(query_vector)))
         .order_by("distance")
         .values_list("pk", "document_id", "distance")[:k]
     )
@@ -103,27 +106,5 @@ def _is_selective(tenant: Tenant, filters: SearchFilters | None, embedding_model
     """Whether at most EXACT_SEARCH_ROWS chunks pass `filters` (counted up to one more)."""
     if filters is None or filters.is_empty():
         return False
-    chunks = (
-        owned_list(Chunk, tenant=tenant)
-        .filter(embedding_model=embedding_model or embedding.model_id())
-        .filter(filters.as_q())
-    )
-    return chunks.order_by()[: EXACT_SEARCH_ROWS + 1].count() <= EXACT_SEARCH_ROWS
-
-
-def similarities(
-    *, tenant: Tenant, query_vector, chunk_ids: Iterable[int], embedding_model: str | None = None
-) -> dict[int, float]:
-    """{chunk_id: cosine similarity} for the given chunks of `tenant` that have a vector of the
-    current embedding model (hybrid search fills in keyword-only hits with it)."""
-    ids = list(dict.fromkeys(chunk_ids))
-    if not ids:
-        return {}
-    rows = (
-        owned_list(Chunk, tenant=tenant)
-        .filter(pk__in=ids, embedding_model=embedding_model or embedding.model_id())
-        .annotate(distance=CosineDistance("embedding", query_vector_list(query_vector)))
-        .values_list("pk", "distance")
-    )
-    with search_session():
-        return {pk: 1.0 - distance for pk, distance in rows}
+    chunks = _searchable(tenant, filters, embedding_model).order_by()
+    return chunks[: EXACT_SEARCH_ROWS + 1].count() <= EXACT_SEARCH_ROWS

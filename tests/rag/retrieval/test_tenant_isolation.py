@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rag.ingest import embedding
-from rag.retrieval import MODES, SearchFilters, hybrid_search, keyword_search, semantic_search, similarities
+from rag.retrieval import MODES, SearchFilters, hybrid_search, keyword_search, semantic_search
 
 pytestmark = pytest.mark.django_db
 
@@ -41,10 +41,3 @@ def test_filters_naming_another_tenants_ids_find_nothing(case, other_case, twins
     _, theirs = twins
     filters = SearchFilters(document_ids=(theirs.pk,), case_ids=(other_case.pk,))
     assert hybrid_search(tenant=case.tenant, query=QUERY, k=10, filters=filters) == []
-
-
-def test_similarities_ignore_another_tenants_chunk_ids(case, twins):
-    _, theirs = twins
-    their_chunk_ids = list(theirs.chunks.values_list("pk", flat=True))
-    vector = embedding.embed([QUERY])[0]
-    assert similarities(tenant=case.tenant, query_vector=vector, chunk_ids=their_chunk_ids) == {}
