@@ -23,7 +23,8 @@ I_DONT_KNOW_PATTERN = re.compile(
     r"^\W*(i (do not|don't) know|information not found|not found in the (knowledge base|context))\b", re.I
 )
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
-_MARKER = re.compile(r"\[([^\[\]\n]{1,200})\]")
+# A citation marker: "[1]", "[doc_42, doc_43]", "[Lease, page 3]".
+MARKER = re.compile(r"\[([^\[\]\n]{1,200})\]")
 _PAGE = re.compile(r"^(?P<title>.+?),\s*(?:page|p\.|pp\.)\s*(?P<page>\d+)\s*$", re.I)
 _DOC_ID = re.compile(r"^(?:doc[_-]?)?(\d{1,18})$", re.I)
 _CONFIDENCE_WORDS = {
@@ -139,24 +140,26 @@ def _from_text(text: str, sources: Sequence[Source]) -> ProcessedAnswer:
 def _add_markers(answer: str, sources, citations: list[Citation], invalid: list[str]) -> None:
     """Add the `[token]` markers of `answer` not already among `citations`."""
     cited = {c.source.citation_id for c in citations}
-    for match in _MARKER.finditer(answer):
-        for token in (part.strip() for part in _split_marker(match.group(1))):
-            if not token:
-                continue
-            source = resolve(token, sources)
-            if source is None:
-                if _looks_like_citation(token):
-                    invalid.append(token)
-            elif source.citation_id not in cited:
-                cited.add(source.citation_id)
-                citations.append(Citation(token=token, source=source, snippet=""))
+    for token in marker_tokens(answer):
+        source = resolve(token, sources)
+        if source is None:
+            if _looks_like_citation(token):
+                invalid.append(token)
+        elif source.citation_id not in cited:
+            cited.add(source.citation_id)
+            citations.append(Citation(token=token, source=source, snippet=""))
 
 
-def _split_marker(body: str) -> list[str]:
-    # "[1, 2]" and "[1][2]" cite two sources; "[Lease, page 3]" cites one.
-    if _PAGE.match(body):
-        return [body]
-    return body.split(",") if all(_DOC_ID.match(p.strip()) for p in body.split(",")) else [body]
+def marker_tokens(text: str) -> list[str]:
+    """The citation tokens of `text`'s [markers], in order: "[1, 2]" and "[1][2]" cite two
+    sources, "[Lease, page 3]" one."""
+    tokens = []
+    for body in MARKER.findall(text):
+        parts = [part.strip() for part in body.split(",")]
+        if _PAGE.match(body) or not all(_DOC_ID.match(part) for part in parts):
+            parts = [body.strip()]
+        tokens += [part for part in parts if part]
+    return tokens
 
 
 def _looks_like_citation(token: str) -> bool:

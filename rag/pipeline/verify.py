@@ -24,11 +24,10 @@ from dataclasses import dataclass, field
 from rag.llm import Source
 from rag.retrieval import snippets
 
-from .postprocess import ProcessedAnswer, resolve
+from .postprocess import MARKER, ProcessedAnswer, marker_tokens, resolve
 
 SUPPORT_THRESHOLD = 0.5
 MIN_CONTENT_WORDS = 3  # shorter sentences ("See [1].") are not judged
-_MARKER = re.compile(r"\[([^\[\]\n]{1,200})\]")
 _QUOTED = re.compile(r"[\"\u201c]([^\"\u201c\u201d]{12,})[\"\u201d]\s*((?:\[[^\[\]\n]{1,200}\]\s*)+)")
 _QUOTE_CHARS = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
 
@@ -60,7 +59,7 @@ def verify(answer: ProcessedAnswer, sources: Sequence[Source]) -> Verification:
         if citation.snippet and not _occurs(citation.snippet, citation.source.text):
             result.misquoted.append(citation.token)
     for quote, markers in _QUOTED.findall(answer.answer):
-        for token in _tokens(markers):
+        for token in marker_tokens(markers):
             source = resolve(token, sources)
             if source is not None and not _occurs(quote, source.text) and token not in result.misquoted:
                 result.misquoted.append(token)
@@ -75,7 +74,7 @@ def verify(answer: ProcessedAnswer, sources: Sequence[Source]) -> Verification:
 def support(sentence: str, passages: Sequence[str]) -> float:
     """Share (0..1) of `sentence`'s content words found in `passages` (1.0 when it has fewer than
     MIN_CONTENT_WORDS: nothing to judge)."""
-    words = content_words(_MARKER.sub(" ", sentence))
+    words = content_words(MARKER.sub(" ", sentence))
     if len(words) < MIN_CONTENT_WORDS:
         return 1.0
     available = set().union(*(content_words(passage) for passage in passages))
@@ -96,14 +95,6 @@ def _normalized(text: str) -> str:
     return " ".join(text.replace("…", " ").split()).strip(" .\"'")
 
 
-def _tokens(text: str) -> list[str]:
-    tokens = []
-    for body in _MARKER.findall(text):
-        parts = [part.strip() for part in body.split(",")]
-        tokens += parts if all(part.isdigit() or part.lower().startswith("doc") for part in parts) else [body]
-    return tokens
-
-
 _LEADING_MARKERS = re.compile(r"^[\s\W]*?((?:\[[^\[\]\n]{1,200}\]\s*)+)")
 
 
@@ -115,10 +106,10 @@ def cited_sentences(answer: str) -> list[tuple[str, list[str]]]:
         sentence = answer[start:end]
         leading = _LEADING_MARKERS.match(sentence)
         if leading and result:
-            result[-1][1].extend(_tokens(leading.group(1)))
+            result[-1][1].extend(marker_tokens(leading.group(1)))
             sentence = sentence[leading.end() :]
-        if content_words(_MARKER.sub(" ", sentence)):
-            result.append((sentence.strip(), _tokens(sentence)))
+        if content_words(MARKER.sub(" ", sentence)):
+            result.append((sentence.strip(), marker_tokens(sentence)))
         elif result:
-            result[-1][1].extend(_tokens(sentence))
+            result[-1][1].extend(marker_tokens(sentence))
     return result

@@ -10,16 +10,7 @@ import pytest
 
 from rag.retrieval.identifiers import extract_identifiers, python_regex
 
-CLAUSES = {
-    "payment": "10.2 Payment. The Buyer shall pay each invoice within thirty days of delivery.",
-    "notices": "Section 10.25 Notices. Notices under this Section must be in writing, see Section 110.2.",
-    "termination": "Section 10 Termination. Section 10 applies to termination; Section 3 to renewal.",
-    "ucc": "Under UCC \u00a7 2-207 additional terms in an acceptance are proposals for addition.",
-    "ucc_dash": "Battle of the forms: \u00a72\u2013207 of the Uniform Commercial Code governs here.",
-    "decoy": "Section 12-207 of the municipal code limits parking of delivery trucks to 10 days.",
-    "motion": "The complaint was dismissed under Rule 12(b)(6); see 123 F.3d 456 (9th Cir. 1997).",
-    "other_cite": "The court relied on 123 F.3d 457 and on Rule 12(b)(1) for standing.",
-}
+from .conftest import CLAUSES
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from rag.retrieval import keyword, keyword_search, term_stats
 from rag.retrieval.identifiers import extract_identifiers
 from rag.retrieval.keyword import parse_query
 
-from .conftest import add_chunks, make_document
+from .conftest import CLAUSES, add_chunks, make_document
 
 pytestmark = pytest.mark.django_db
 
@@ -24,18 +24,8 @@ def _ids(hits) -> list[int]:
 def clauses(case, random_unit):
     """One-chunk documents numbered like contract clauses, with near-miss numbers as decoys
     (rows written directly: keyword search reads the text and its generated tsvector only)."""
-    texts = {
-        "payment": "10.2 Payment. The Buyer shall pay each invoice within thirty days of delivery.",
-        "notices": "Section 10.25 Notices. Notices under this Section must be in writing, see Section 110.2.",
-        "termination": "Section 10 Termination. Section 10 applies to termination; Section 3 to renewal.",
-        "ucc": "Under UCC \u00a7 2-207 additional terms in an acceptance are proposals for addition.",
-        "ucc_dash": "Battle of the forms: \u00a72\u2013207 of the Uniform Commercial Code governs here.",
-        "decoy": "Section 12-207 of the municipal code limits parking of delivery trucks to 10 days.",
-        "motion": "The complaint was dismissed under Rule 12(b)(6); see 123 F.3d 456 (9th Cir. 1997).",
-        "other_cite": "The court relied on 123 F.3d 457 and on Rule 12(b)(1) for standing.",
-    }
     documents = {}
-    for name, text in texts.items():
+    for name, text in CLAUSES.items():
         documents[name] = make_document(case, name)
         add_chunks(documents[name], [random_unit()], texts=[text])
     return documents
