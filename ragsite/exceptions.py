@@ -110,3 +110,11 @@ class NoExtractableText(UnprocessableDocument):
 
 class DocumentTooComplex(UnprocessableDocument):
     default_message = "The document is too large or too deeply nested to process safely."
+
+
+class PromptInjectionDetected(InvalidQuery):
+    """The query tries to override the assistant's instructions (`details["patterns"]` names how)."""
+
+    default_message = (
+        "The query looks like an attempt to override the assistant's instructions and was refused."
+    )
