@@ -266,3 +266,57 @@ class RankingWeights(TenantOwned):
             raise ValidationError(errors)
         if len(numbers) == len(values) and all(value == 0 for value in numbers.values()):
             raise ValidationError("At least one ranking weight must be greater than 0.")
+
+
+class AuditStatus(models.TextChoices):
+    ANSWERED = "answered", "Answered"
+    NOT_FOUND = "not_found", "Information not found"
+    DRY_RUN = "dry_run", "Dry run"
+    FAILED = "failed", "Failed"
+
+
+class AuditLog(TenantOwned):
+    """One row per query, written by the pipeline's last stage; never updated (rag.pipeline.audit).
+
+    Holds who asked what, which documents were retrieved and which the answer cited, the flags,
+    latency and cost. PostgreSQL refuses UPDATEs of these rows (migration 0005's trigger), so an
+    audit trail cannot be rewritten through the app.
+    """
+
+    request_id = models.CharField(max_length=64, db_index=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    conversation_id = models.CharField(max_length=100, blank=True)
+    query = models.TextField()
+    search_query = models.TextField(blank=True, help_text="The question as searched, if rewritten.")
+    template_id = models.CharField(max_length=100, blank=True)
+    status = models.CharField(max_length=16, choices=AuditStatus.choices)
+    error_type = models.CharField(max_length=64, blank=True)
+    documents_retrieved = models.JSONField(default=list, help_text="Document ids of the retrieved passages.")
+    documents_used = models.JSONField(default=list, help_text="Document ids the answer cites.")
+    flags = models.JSONField(default=dict)
+    confidence = models.FloatField(null=True, blank=True)
+    latency_ms = models.FloatField()
+    tokens_used = models.PositiveIntegerField(default=0)
+    cost_estimate = models.FloatField(default=0.0)
+    model_provider = models.CharField(max_length=32, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    cache_hit = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["tenant", "-created_at"], name="audit_tenant_created"),
+            models.Index(fields=["tenant", "user", "-created_at"], name="audit_tenant_user_created"),
+            models.Index(fields=["tenant", "conversation_id"], name="audit_tenant_conversation"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.request_id} ({self.status})"
+
+    def save(self, *args, **kwargs):
+        if not self._state.adding:
+            raise ValidationError("Audit log rows are append-only.")
+        super().save(*args, **kwargs)

@@ -3,12 +3,14 @@ is the same `NotFound` as a missing one (tenants.selectors.owned_get)."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.db.models import QuerySet
 
 from tenants.models import Tenant
 from tenants.selectors import owned_get, owned_list
 
-from .models import Case, Chunk, Document, DocumentStatus, IndexVersion, RankingWeights
+from .models import AuditLog, Case, Chunk, Document, DocumentStatus, IndexVersion, RankingWeights
 from .retrieval.ranking import Weights
 
 
@@ -72,6 +74,12 @@ def index_version_get(*, tenant: Tenant) -> int:
     return row or 0
 
 
+def index_snapshot_get(*, tenant: Tenant) -> tuple[int, datetime | None]:
+    """The tenant's corpus version and when it last changed (None before anything was indexed)."""
+    row = owned_list(IndexVersion, tenant=tenant).values_list("version", "updated_at").first()
+    return row or (0, None)
+
+
 def ranking_weights_get(*, tenant: Tenant) -> Weights:
     """The weights the tenant ranks with: its `RankingWeights` row, else the RAG_*_WEIGHT settings."""
     row = (
@@ -89,3 +97,21 @@ def ranking_weights_version(*, tenant: Tenant) -> int:
     """The version of the tenant's ranking weights, for cache keys (0 while it has no row)."""
     version = owned_list(RankingWeights, tenant=tenant).values_list("version", flat=True).first()
     return version or 0
+
+
+def audit_list(*, tenant: Tenant) -> QuerySet[AuditLog]:
+    return owned_list(AuditLog, tenant=tenant)
+
+
+def conversation_questions(
+    *, tenant: Tenant, conversation_id: str, user_id: int | None, limit: int = 3
+) -> list[str]:
+    """The last `limit` questions (oldest first) asked in the conversation by this user."""
+    rows = (
+        audit_list(tenant=tenant)
+        .filter(conversation_id=conversation_id, user_id=user_id)
+        .exclude(status="failed")
+        .order_by("-created_at", "-pk")
+        .values_list("search_query", "query")[:limit]
+    )
+    return [searched or query for searched, query in reversed(rows)]

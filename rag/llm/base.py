@@ -94,3 +94,15 @@ def get_provider(name: str | None = None) -> LLMProvider:
     raise ConfigurationError(
         f"Unknown RAG_LLM_PROVIDER {name!r}.", details={"RAG_LLM_PROVIDER": f"One of {', '.join(PROVIDERS)}."}
     )
+
+
+def configured_model(name: str | None = None) -> tuple[str, str]:
+    """(provider, model) that `get_provider(name)` would use, read from settings without building
+    the provider (for cache keys and dry runs)."""
+    name = (name or settings.RAG_LLM_PROVIDER or "").strip().lower()
+    if name == "extractive":
+        from .extractive import MODEL
+
+        return name, MODEL
+    models = {"anthropic": settings.ANTHROPIC_MODEL, "ollama": settings.OLLAMA_MODEL}
+    return name, models.get(name, "")

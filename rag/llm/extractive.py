@@ -32,6 +32,7 @@ from .base import Generation, GenerationRequest, Source
 MODEL = "extractive-v1"
 MAX_QUOTES = 3
 RELATIVE_SCORE = 0.6
+RAW_AT_HALF = 0.3  # see _confidence
 MAX_SENTENCE_CHARS = 600  # a "sentence" longer than this (a run-on list) is cut at a word end
 REDACTED = "[REDACTED]"
 I_DONT_KNOW = "I don't know."
@@ -145,11 +146,20 @@ def _score(sentence: _Sentence, weights: dict[int, float]) -> float:
 
 
 def _confidence(best: _Sentence, weights: dict[int, float]) -> float:
-    """Share of the question's weight the best sentence covers, averaged with its passage's
-    retrieval relevance, in 0..1."""
+    """How sure the quote answers the question, in 0..1.
+
+    The raw score is the share of the question's weight the best sentence covers, averaged with its
+    passage's retrieval relevance. It is mapped so that RAW_AT_HALF (the raw score of the weakest
+    answerable LegalBench-RAG dev question, whose quote still came from a relevant passage) is
+    0.5, the default MIN_CONFIDENCE_THRESHOLD: weaker matches fall under the threshold and become
+    "I don't know", and a perfect match is 1.
+    """
     coverage = sum(weights[i] for i in best.keys) / max(sum(weights.values()), 1e-9)
     relevance = max(0.0, min(best.source.similarity_score, 1.0))
-    return round(min(1.0, 0.5 * coverage + 0.5 * relevance), 3)
+    raw = min(1.0, 0.5 * coverage + 0.5 * relevance)
+    if raw < RAW_AT_HALF:
+        return round(0.5 * raw / RAW_AT_HALF, 3)
+    return round(0.5 + 0.5 * (raw - RAW_AT_HALF) / (1 - RAW_AT_HALF), 3)
 
 
 def follow_ups(question: str, quotes: list[_Sentence], count: int) -> list[str]:

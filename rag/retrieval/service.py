@@ -128,25 +128,31 @@ class _Candidate:
     relevance: float = 0.0
 
 
-def _validated_options(top_k, mode, similarity_threshold, candidate_pool) -> tuple[int, float, int]:
-    top_k = positive_int(top_k, "top_k", maximum=MAX_TOP_K)
-    if mode not in MODES:
-        raise InvalidQuery(f"Unknown search mode {mode!r}.", details={"mode": f"One of {', '.join(MODES)}."})
-    threshold = (
-        settings.RAG_MIN_SIMILARITY_THRESHOLD if similarity_threshold is None else similarity_threshold
-    )
-    if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not math.isfinite(threshold):
-        raise InvalidQuery(
-            "similarity_threshold must be a number.", details={"similarity_threshold": "A number."}
-        )
-    if not -1.0 <= threshold <= 1.0:
-        raise InvalidQuery(
-            "similarity_threshold must be between -1 and 1.",
-            details={"similarity_threshold": "Between -1 and 1."},
-        )
-    pool = settings.RAG_CANDIDATE_POOL if candidate_pool is None else candidate_pool
-    pool = positive_int(pool, "candidate_pool", maximum=MAX_CANDIDATE_POOL)
-    return top_k, float(threshold), max(pool, top_k)
+@dataclass
+class CandidateSet:
+    """Step 1's output: every candidate passage with its relevance, before ranking."""
+
+    tenant: Tenant
+    query: str  # the query as given (whitespace-normalized)
+    question: str  # the question proper (a routed document reference removed)
+    searched: str  # what was searched: the question plus the wording of the clause types it names
+    routing: Routing
+    mode: str
+    clause_types: tuple[str, ...]
+    candidates: list[_Candidate]
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class RankedSet:
+    """Steps 2-3's output: the kept candidates with their rank scores, best first."""
+
+    found: CandidateSet
+    items: list[tuple[_Candidate, ranking.RankScores]]
+    documents: dict[int, Document]
+    weights: ranking.Weights
+    today: date
+    reranker: str = "none"
 
 
 def retrieve(
@@ -163,40 +169,82 @@ def retrieve(
     candidate_pool: int | None = None,
     snippet_size: int | None = None,
     today: date | None = None,
+    max_chunks: int | None = None,
+    index_version: int | None = None,
 ) -> RetrievalResult:
     """The best `top_k` (default RAG_DEFAULT_TOP_K) passages of `tenant` for `query`, best first.
 
-    `similarity_threshold` defaults to RAG_MIN_SIMILARITY_THRESHOLD; `reader` decides redaction
-    (default: nobody, so confidential text is redacted). Raises `InvalidQuery` for bad options and
+    The four steps below in order (the pipeline runs them as separate stages). `similarity_threshold`
+    defaults to RAG_MIN_SIMILARITY_THRESHOLD; a configured cross-encoder reorders the ranked top_k
+    and `max_chunks` (default: all) cuts them; `reader` decides redaction (default: nobody, so
+    confidential text is redacted). Raises `InvalidQuery` for bad options and
     `VectorStoreUnavailable` when search fails.
     """
-    top_k, threshold, pool = _validated_options(
-        settings.RAG_DEFAULT_TOP_K if top_k is None else top_k, mode, similarity_threshold, candidate_pool
+    top_k = positive_int(settings.RAG_DEFAULT_TOP_K if top_k is None else top_k, "top_k", maximum=MAX_TOP_K)
+    found = search(
+        tenant=tenant,
+        query=query,
+        mode=mode,
+        filters=filters,
+        routing_enabled=routing_enabled,
+        candidate_pool=max(_pool(candidate_pool), top_k),
+        index_version=index_version,
     )
-    size = positive_int(snippet_size or settings.RAG_SNIPPET_SIZE, "snippet_size")
-    reader = reader or Reader()
+    clock = time.perf_counter()
+    ranked = rank(found, top_k=top_k, similarity_threshold=similarity_threshold, today=today)
+    found.timings["rank_ms"] = _since(clock)
+    clock = time.perf_counter()
+    ranked = rerank(ranked, enabled=reranking_enabled, max_chunks=max_chunks)
+    found.timings["rerank_ms"] = _since(clock)
+    clock = time.perf_counter()
+    result = passages(ranked, reader=reader, snippet_size=snippet_size)
+    found.timings["passages_ms"] = _since(clock)
+    return result
+
+
+def _pool(candidate_pool: int | None) -> int:
+    pool = settings.RAG_CANDIDATE_POOL if candidate_pool is None else candidate_pool
+    return positive_int(pool, "candidate_pool", maximum=MAX_CANDIDATE_POOL)
+
+
+def _since(clock: float) -> float:
+    return round((time.perf_counter() - clock) * 1000, 2)
+
+
+def search(
+    *,
+    tenant: Tenant,
+    query: str,
+    mode: str = "hybrid",
+    filters: SearchFilters | None = None,
+    routing_enabled: bool = True,
+    candidate_pool: int | None = None,
+    index_version: int | None = None,
+) -> CandidateSet:
+    """Step 1: route, search (hybrid, semantic or keyword) and score each candidate's relevance.
+
+    `candidate_pool` (default RAG_CANDIDATE_POOL) passages are fetched per search leg.
+    `index_version` saves a query when the caller already knows it.
+    """
+    if mode not in MODES:
+        raise InvalidQuery(f"Unknown search mode {mode!r}.", details={"mode": f"One of {', '.join(MODES)}."})
+    pool = _pool(candidate_pool)
     timings: dict[str, float] = {}
     clock = time.perf_counter()
 
     def lap(name: str) -> None:
         nonlocal clock
-        now = time.perf_counter()
-        timings[name] = round((now - clock) * 1000, 2)
-        clock = now
+        timings[name] = _since(clock)
+        clock = time.perf_counter()
 
     query = " ".join((query or "").split())
     if not query:
-        return RetrievalResult([], Routing("", ""), mode, 0, "none", timings)
-    routing = (
-        route(
-            tenant=tenant,
-            query=query,
-            index_version=selectors.index_version_get(tenant=tenant),
-            filters=filters,
-        )
-        if routing_enabled
-        else Routing("", query)
-    )
+        return CandidateSet(tenant, "", "", "", Routing("", ""), mode, (), [], timings)
+    if routing_enabled:
+        version = selectors.index_version_get(tenant=tenant) if index_version is None else index_version
+        routing = route(tenant=tenant, query=query, index_version=version, filters=filters)
+    else:
+        routing = Routing("", query)
     lap("route_ms")
     question = routing.question or query
     clauses = legal_terms.clause_types(question) if settings.RAG_QUERY_EXPANSION else []
@@ -204,47 +252,117 @@ def retrieve(
     query_vector = embedding.embed([searched])[0] if mode != "keyword" else None
     lap("embed_ms")
     candidates = _search(tenant, searched, mode, filters, routing, pool, query_vector)
-    lap("search_ms")
-
-    reranker = get_reranker() if reranking_enabled else None
-    if reranker is not None and candidates:
-        texts = dict(
-            owned_list(Chunk, tenant=tenant)
-            .filter(pk__in=[c.hit.chunk_id for c in candidates])
-            .values_list("pk", "text")
-        )
-        scores = reranker.score(question, [texts[c.hit.chunk_id] for c in candidates])
-        for candidate, score in zip(candidates, scores, strict=True):
-            candidate.relevance = score
     for candidate in candidates:
-        content = candidate.relevance if reranker is not None else _content_relevance(candidate.hit, mode)
-        match = routing.match(candidate.hit.document_id)
-        candidate.relevance = (
-            (1 - ROUTING_WEIGHT) * content + ROUTING_WEIGHT * match if routing.documents else content
-        )
-    lap("rerank_ms")
+        candidate.relevance = _blend(routing, candidate, _content_relevance(candidate.hit, mode))
+    lap("search_ms")
+    return CandidateSet(
+        tenant=tenant,
+        query=query,
+        question=question,
+        searched=searched,
+        routing=routing,
+        mode=mode,
+        clause_types=tuple(clause.name for clause in clauses),
+        candidates=candidates,
+        timings=timings,
+    )
 
-    documents = _documents(tenant, {c.hit.document_id for c in candidates})
-    ranked = ranking.rank(
+
+def _blend(routing: Routing, candidate: _Candidate, content: float) -> float:
+    if not routing.documents:
+        return content
+    return (1 - ROUTING_WEIGHT) * content + ROUTING_WEIGHT * routing.match(candidate.hit.document_id)
+
+
+def rank(
+    found: CandidateSet,
+    *,
+    top_k: int | None = None,
+    similarity_threshold: float | None = None,
+    today: date | None = None,
+) -> RankedSet:
+    """Step 2: the spec's rank score with the tenant's weights; candidates whose relevance is under
+    the threshold (default RAG_MIN_SIMILARITY_THRESHOLD) are dropped, the best `top_k` kept."""
+    top_k = positive_int(settings.RAG_DEFAULT_TOP_K if top_k is None else top_k, "top_k", maximum=MAX_TOP_K)
+    threshold = _threshold(similarity_threshold)
+    tenant = found.tenant
+    documents = _documents(tenant, {c.hit.document_id for c in found.candidates})
+    weights = selectors.ranking_weights_get(tenant=tenant)
+    today = today or timezone.localdate()
+    items = _ranked(found.candidates, documents, weights, today)
+    kept = [(c, scores) for c, scores in items if scores.similarity >= threshold][:top_k]
+    return RankedSet(found, kept, documents, weights, today)
+
+
+def _ranked(candidates, documents, weights, today):
+    return ranking.rank(
         candidates,
-        weights=selectors.ranking_weights_get(tenant=tenant),
-        today=today or timezone.localdate(),
+        weights=weights,
+        today=today,
         similarity=lambda c: c.relevance,
         document_date=lambda c: documents[c.hit.document_id].document_date,
         source_type=lambda c: documents[c.hit.document_id].source_type,
     )
-    kept = [(c, scores) for c, scores in ranked if scores.similarity >= threshold][:top_k]
-    lap("rank_ms")
-    passages = _passages(tenant, kept, documents, reader, searched, size)
-    lap("passages_ms")
-    return RetrievalResult(
-        passages=passages,
-        routing=routing,
-        mode=mode,
-        candidates=len(candidates),
+
+
+def _threshold(value) -> float:
+    threshold = settings.RAG_MIN_SIMILARITY_THRESHOLD if value is None else value
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not math.isfinite(threshold):
+        raise InvalidQuery(
+            "similarity_threshold must be a number.", details={"similarity_threshold": "A number."}
+        )
+    if not -1.0 <= threshold <= 1.0:
+        raise InvalidQuery(
+            "similarity_threshold must be between -1 and 1.",
+            details={"similarity_threshold": "Between -1 and 1."},
+        )
+    return float(threshold)
+
+
+def rerank(ranked: RankedSet, *, enabled: bool = True, max_chunks: int | None = None) -> RankedSet:
+    """Step 3: a configured cross-encoder (RAG_RERANKER_MODEL) rescores the ranked passages against
+    the question and they are ranked again with its relevance; then the best `max_chunks` are kept
+    (default: all). Without a cross-encoder, or `enabled=False`, the order stays."""
+    if max_chunks is not None:
+        max_chunks = positive_int(max_chunks, "max_chunks", maximum=MAX_TOP_K)
+    reranker = get_reranker() if enabled else None
+    items = ranked.items
+    if reranker is not None and items:
+        found = ranked.found
+        candidates = [candidate for candidate, _ in items]
+        texts = dict(
+            owned_list(Chunk, tenant=found.tenant)
+            .filter(pk__in=[c.hit.chunk_id for c in candidates])
+            .values_list("pk", "text")
+        )
+        scores = reranker.score(found.question, [texts[c.hit.chunk_id] for c in candidates])
+        rescored = [
+            dataclasses.replace(candidate, relevance=_blend(found.routing, candidate, score))
+            for candidate, score in zip(candidates, scores, strict=True)
+        ]
+        items = _ranked(rescored, ranked.documents, ranked.weights, ranked.today)
+    return dataclasses.replace(
+        ranked,
+        items=items[:max_chunks] if max_chunks is not None else list(items),
         reranker=reranker.name if reranker is not None else "none",
-        clause_types=tuple(clause.name for clause in clauses),
-        timings=timings,
+    )
+
+
+def passages(
+    ranked: RankedSet, *, reader: Reader | None = None, snippet_size: int | None = None
+) -> RetrievalResult:
+    """Step 4: the kept passages with document metadata, offsets, snippets and redaction."""
+    found = ranked.found
+    size = positive_int(snippet_size or settings.RAG_SNIPPET_SIZE, "snippet_size")
+    reader = reader or Reader()
+    return RetrievalResult(
+        passages=_passages(found.tenant, ranked.items, ranked.documents, reader, found.searched, size),
+        routing=found.routing,
+        mode=found.mode,
+        candidates=len(found.candidates),
+        reranker=ranked.reranker,
+        clause_types=found.clause_types,
+        timings=found.timings,
     )
 
 

@@ -1,0 +1,97 @@
+"""The one object that travels through the pipeline's stages (HOUSE.md, "The pipeline").
+
+Stages read what earlier stages left and add their own results; the executor adds timings and
+per-stage metadata. A stage may `halt()` the run (cache hit, dry run, nothing found): the stages
+after it are skipped, except those marked `runs_after_halt` (assembly, cache store, metrics and
+audit), which finish the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from django.utils import timezone
+
+from rag.retrieval.service import CandidateSet, RankedSet, Reader, RetrievalResult
+from tenants.models import Tenant
+
+from .config import QueryConfig
+
+if TYPE_CHECKING:
+    from rag.llm import Generation
+    from templates_admin.models import PromptTemplate
+    from templates_admin.rendering import RenderedPrompt
+
+    from .context_builder import BuiltContext
+    from .postprocess import ProcessedAnswer
+    from .sanitize import SanitizedInput
+    from .verify import Verification
+
+
+@dataclass
+class QueryContext:
+    # Input
+    tenant: Tenant
+    question: str
+    config: QueryConfig
+    request_id: str
+    reader: Reader = field(default_factory=Reader)
+    user_id: int | None = None
+    started_at: datetime = field(default_factory=timezone.now)
+
+    # Sanitize, cache lookup, enhancement
+    sanitized: SanitizedInput | None = None
+    index_version: int | None = None
+    weights_version: int | None = None
+    template: PromptTemplate | None = None
+    cache_key: str | None = None
+    search_query: str | None = None  # the question as searched (rewritten with earlier turns)
+    conversation: list[str] = field(default_factory=list)  # earlier questions of the conversation
+
+    # Retrieval
+    candidates: CandidateSet | None = None
+    ranked: RankedSet | None = None
+    retrieval: RetrievalResult | None = None
+
+    # Prompt
+    context: BuiltContext | None = None
+    citation_style: str | None = None
+    strictness: str | None = None
+    follow_up_count: int | None = None
+    prompt: RenderedPrompt | None = None
+
+    # Answer
+    generations: list[Generation] = field(default_factory=list)  # the first call, then any re-runs
+    processed: ProcessedAnswer | None = None
+    verification: Verification | None = None
+    first_verification: Verification | None = None  # before any mitigation
+    mitigation: list[str] = field(default_factory=list)  # "re-run", "removed", "disclaimer"
+    not_found_reason: str | None = None  # why the answer is "I don't know", if it is
+
+    # Output
+    result: dict | None = None
+    cache_hit: bool = False
+    halted: str | None = None  # why later stages were skipped: "cache_hit", "dry_run", "no_passages"
+    timings: dict[str, float] = field(default_factory=dict)  # ms per stage
+    stage_metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
+    errors: list[dict[str, str]] = field(default_factory=list)  # failures of non-critical stages
+    failure: Exception | None = None  # the critical failure that aborted the run, if any
+
+    def halt(self, reason: str) -> None:
+        """Skip the remaining stages except those that finish the result."""
+        self.halted = reason
+
+    def note(self, stage: str, **metadata: Any) -> None:
+        """Record metadata about what `stage` did (returned in provenance, logged)."""
+        self.stage_metadata.setdefault(stage, {}).update(metadata)
+
+    @property
+    def generation(self) -> Generation | None:
+        """The generation the answer comes from (the last one)."""
+        return self.generations[-1] if self.generations else None
+
+    @property
+    def total_ms(self) -> float:
+        return round(sum(self.timings.values()), 2)

@@ -1,0 +1,62 @@
+"""Run stages in order over one QueryContext, timing each (HOUSE.md, "The pipeline").
+
+Unlike rag_modulo's executor, a failing critical stage is not swallowed: the run stops and the
+stage's typed error propagates, after the `finally_stages` (metrics and audit) have recorded the
+failure. Non-critical failures are logged with the request id and kept in `ctx.errors`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+
+from .base import Stage
+from .context import QueryContext
+
+logger = logging.getLogger(__name__)
+
+
+class PipelineExecutor:
+    def __init__(self, stages: Sequence[Stage], *, finally_stages: Sequence[Stage] = ()):
+        names = [stage.name for stage in [*stages, *finally_stages]]
+        duplicates = {name for name in names if names.count(name) > 1}
+        if duplicates:
+            raise ValueError(f"stage names must be unique; repeated: {sorted(duplicates)}")
+        self.stages = tuple(stages)
+        self.finally_stages = tuple(finally_stages)
+
+    @property
+    def stage_names(self) -> list[str]:
+        return [stage.name for stage in self.stages]
+
+    def execute(self, ctx: QueryContext) -> QueryContext:
+        """Run every stage (see the module docstring); returns the finished context."""
+        try:
+            for stage in self.stages:
+                if ctx.halted and not stage.runs_after_halt:
+                    continue
+                ctx = self._run(stage, ctx)
+        except Exception as exc:
+            ctx.failure = exc
+            raise
+        finally:
+            for stage in self.finally_stages:
+                ctx = self._run(stage, ctx, always=True)
+        return ctx
+
+    def _run(self, stage: Stage, ctx: QueryContext, *, always: bool = False) -> QueryContext:
+        started = time.perf_counter()
+        try:
+            return stage.run(ctx)
+        except Exception as exc:
+            if stage.critical and not always:
+                ctx.note(stage.name, failed=type(exc).__name__)
+                raise
+            logger.exception(
+                "pipeline stage failed", extra={"stage": stage.name, "error": type(exc).__name__}
+            )
+            ctx.errors.append({"stage": stage.name, "error_type": type(exc).__name__, "message": str(exc)})
+            return ctx
+        finally:
+            ctx.timings[f"{stage.name}_ms"] = round((time.perf_counter() - started) * 1000, 2)

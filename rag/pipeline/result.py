@@ -1,0 +1,213 @@
+"""The query result in the orchestration spec's response shape (plus the fields a legal reader
+needs to open the cited passage: document id, page range, character offsets, chunk id).
+
+    {"answer", "message", "citations": [{citation_id, doc_id, document_id, title, source, snippet,
+     page, page_end, similarity_score, rank_score, date, chunk_id, char_start, char_end}],
+     "follow_up_questions", "confidence_score", "disclaimer", "flags": {...},
+     "provenance": {...}, "request_id", "timestamp"}
+
+`answer` is None ("I don't know") with `message` NOT_FOUND_MESSAGE; otherwise `message` is None.
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.utils import timezone
+
+from .context import QueryContext
+from .context_builder import ContextEntry
+
+NOT_FOUND_MESSAGE = "Information not found in the knowledge base."
+SEARCH_STAGES = ("retrieve", "rank", "rerank", "build_context")
+
+
+def timestamp() -> str:
+    return timezone.now().isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def answer_result(ctx: QueryContext) -> dict:
+    """The result of a run that reached an answer or "I don't know"."""
+    processed = ctx.processed
+    not_found = ctx.not_found_reason is not None
+    entries = {entry.source.citation_id: entry for entry in ctx.context.entries} if ctx.context else {}
+    citations = []
+    if not not_found:
+        seen = set()
+        for citation in processed.citations:
+            if citation.source.citation_id in seen:
+                continue
+            seen.add(citation.source.citation_id)
+            citations.append(_citation(entries[citation.source.citation_id], citation.snippet))
+    from .stages.answer import confidence_of  # the stage owns the definition
+
+    return {
+        "answer": None if not_found else processed.answer,
+        "message": NOT_FOUND_MESSAGE if not_found else None,
+        "citations": citations,
+        "follow_up_questions": [] if not_found else list(processed.follow_ups),
+        "confidence_score": 0.0 if not_found else confidence_of(ctx),
+        "disclaimer": "" if not_found else processed.disclaimer,
+        "flags": flags(ctx),
+        "provenance": provenance(ctx, used={c["document_id"] for c in citations}),
+        "request_id": ctx.request_id,
+        "timestamp": timestamp(),
+    }
+
+
+def dry_run_result(ctx: QueryContext) -> dict:
+    """What would be sent to the model, without calling it (the spec's simulation)."""
+    from rag.llm.base import configured_model
+
+    from .stages.prompt import prompt_tokens
+
+    provider, model = configured_model()
+    entries = ctx.context.entries if ctx.context else ()
+    return {
+        "dry_run": True,
+        "generated_prompt": {"system": ctx.prompt.system, "user": ctx.prompt.user} if ctx.prompt else None,
+        "selected_snippets": [_citation(entry, "") for entry in entries],
+        "estimated_tokens": prompt_tokens(ctx.prompt) if ctx.prompt else 0,
+        "context_tokens": ctx.context.tokens if ctx.context else 0,
+        "would_use_model": {"provider": provider, "model": model},
+        "flags": flags(ctx),
+        "provenance": provenance(ctx, used=set()),
+        "request_id": ctx.request_id,
+        "timestamp": timestamp(),
+    }
+
+
+def refreshed_cached_result(ctx: QueryContext) -> dict:
+    """A cached result re-stamped for this request."""
+    result = dict(ctx.result)
+    cached = result.get("provenance", {})
+    result["flags"] = {**result.get("flags", {}), "cache_hit": True}
+    result["provenance"] = {
+        **cached,
+        "cached_request_id": result.get("request_id"),
+        "timing": {**_timing(ctx), "cached_total_ms": cached.get("timing", {}).get("total_ms")},
+    }
+    result["request_id"] = ctx.request_id
+    result["timestamp"] = timestamp()
+    return result
+
+
+def flags(ctx: QueryContext) -> dict:
+    first = ctx.first_verification
+    detected = bool(first and first.hallucination_detected)
+    sanitized = ctx.sanitized
+    return {
+        "hallucination_warning": detected,
+        "hallucination_detected": detected,
+        "invalid_citations": list(first.invalid_citations) if first else [],
+        "mitigation_applied": list(ctx.mitigation) or None,
+        "needs_verification": bool(ctx.verification and ctx.verification.needs_verification) or detected,
+        "redactions_applied": bool(ctx.context and ctx.context.redactions),
+        "cache_hit": ctx.cache_hit,
+        "prompt_injection_detected": bool(sanitized and sanitized.prompt_injection_detected),
+        "indirect_injection_detected": bool(ctx.context and ctx.context.injection_flagged),
+    }
+
+
+def provenance(ctx: QueryContext, *, used: set[int]) -> dict:
+    generations = ctx.generations
+    last = ctx.generation
+    retrieved = [p.document_id for p in ctx.retrieval.passages] if ctx.retrieval else []
+    found = ctx.candidates
+    indexed_at = ctx.stage_metadata.get("cache_lookup", {}).get("indexed_at")
+    template = ctx.template
+    return {
+        "index_version": ctx.index_version,
+        "snapshot_id": _snapshot_id(ctx.index_version, indexed_at),
+        "weights_version": ctx.weights_version,
+        "retrieval_latency_ms": round(sum(ctx.timings.get(f"{name}_ms", 0.0) for name in SEARCH_STAGES), 2),
+        "model_provider": last.provider if last else None,
+        "model": last.model if last else None,
+        "model_calls": len(generations),
+        "tokens_used": sum(g.tokens_used for g in generations),
+        "input_tokens": sum(g.input_tokens for g in generations),
+        "output_tokens": sum(g.output_tokens for g in generations),
+        "cost_estimate": round(sum(g.cost_estimate for g in generations), 6),
+        "template_id": template.template_id if template else None,
+        "template_version": template.version if template else None,
+        "citation_style": ctx.citation_style,
+        "strictness": ctx.strictness,
+        "search_query": ctx.search_query,
+        "search_mode": found.mode if found else None,
+        "clause_types": list(found.clause_types) if found else [],
+        "routed_reference": found.routing.reference if found else "",
+        "reranker": ctx.ranked.reranker if ctx.ranked else None,
+        "candidates": len(found.candidates) if found else 0,
+        "docs_retrieved": len(retrieved),
+        "docs_used": len(used),
+        "documents_retrieved": list(dict.fromkeys(retrieved)),
+        "documents_used": sorted(used),
+        "not_found_reason": ctx.not_found_reason,
+        "verification": _verification(ctx),
+        "timing": _timing(ctx),
+    }
+
+
+def _snapshot_id(version: int | None, indexed_at: str | None) -> str | None:
+    if not version or not indexed_at:
+        return None
+    stamp = re.sub(r"[^0-9]", "", indexed_at)[:14]
+    return f"snap_{stamp}_v{version}"
+
+
+def _verification(ctx: QueryContext) -> dict | None:
+    final = ctx.verification
+    if final is None:
+        return None
+    return {
+        "misquoted": list(final.misquoted),
+        "unsupported": list(final.unsupported),
+        "invalid_citations": list(final.invalid_citations),
+        "retries": ctx.stage_metadata.get("verify", {}).get("retries", 0),
+    }
+
+
+def _timing(ctx: QueryContext) -> dict:
+    timings = ctx.timings
+    return {
+        "search_ms": round(sum(timings.get(f"{name}_ms", 0.0) for name in SEARCH_STAGES), 2),
+        "inference_ms": round(sum(g.latency_ms for g in ctx.generations), 2),
+        "total_ms": ctx.total_ms,
+        "stages": dict(timings),
+    }
+
+
+def _citation(entry: ContextEntry, quote: str) -> dict:
+    passage = entry.passage
+    snippet, start, end = passage.snippet, passage.snippet_start, passage.snippet_end
+    located = _locate(quote, entry.source.text) if quote and not passage.redacted else None
+    if located is not None:
+        snippet = entry.source.text[located[0] : located[1]]
+        start, end = passage.char_start + located[0], passage.char_start + located[1]
+    return {
+        "citation_id": entry.source.citation_id,
+        "doc_id": f"doc_{passage.document_id}",
+        "document_id": passage.document_id,
+        "title": passage.title,
+        "source": passage.source,
+        "snippet": snippet,
+        "page": passage.page_start,
+        "page_end": passage.page_end,
+        "similarity_score": round(passage.similarity_score, 4),
+        "rank_score": round(passage.rank_score, 4),
+        "date": passage.date.isoformat() if passage.date else None,
+        "chunk_id": passage.chunk_id,
+        "char_start": start,
+        "char_end": end,
+        "redacted": passage.redacted,
+    }
+
+
+def _locate(quote: str, text: str) -> tuple[int, int] | None:
+    """Where `quote` occurs in `text`, whitespace-insensitively (case-insensitively as a fallback)."""
+    words = quote.split()
+    if not words:
+        return None
+    pattern = r"\s+".join(re.escape(word) for word in words)
+    match = re.search(pattern, text) or re.search(pattern, text, re.I)
+    return (match.start(), match.end()) if match else None

@@ -1,0 +1,164 @@
+"""Stages 11-12: post-process the model's reply, then check it for hallucinations and mitigate.
+
+Mitigations, in the spec's order, when a check fails (rag.pipeline.verify):
+1. **re-run**: ask again with the strict prompt and a note on what was wrong, up to
+   RAG_MAX_RETRIES_ON_HALLUCINATION times; the reply with the fewest problems is kept.
+2. **removed**: citations naming no source, and citations whose quote is not in their source,
+   are stripped from the answer.
+3. **disclaimer**: what could not be verified is said in the disclaimer; `needs_verification`.
+
+Then the answer is "I don't know" (answer None) when the model said so, when no valid citation
+is left, or when its confidence is under MIN_CONFIDENCE_THRESHOLD.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from django.conf import settings
+
+from ..context import QueryContext
+from ..postprocess import MARKER, ProcessedAnswer, marker_tokens, process
+from ..verify import Verification, verify
+from .generate import call_model
+from .prompt import build_prompt
+
+RERUN_NOTE = (
+    "\n\nIMPORTANT: a previous answer to this question cited sources that do not exist, misquoted "
+    "them, or made claims they do not support. Answer again using ONLY the sources above, quote "
+    "them exactly, and cite EVERY claim with the source's citation token."
+)
+UNVERIFIED_DISCLAIMER = "Parts of this answer could not be verified against the cited sources; check them."
+GENERIC_FOLLOW_UPS = (
+    "Are there exceptions or conditions to this in {title}?",
+    "How is this term defined in {title}?",
+    "What happens on termination or breach under {title}?",
+    "Which other documents address the same point as {title}?",
+    "Who bears the obligations described in {title}?",
+)
+
+
+class PostProcessStage:
+    name = "postprocess"
+    critical = True
+    runs_after_halt = False
+
+    def run(self, ctx: QueryContext) -> QueryContext:
+        ctx.processed = _process(ctx, ctx.generation.text)
+        ctx.note(
+            self.name,
+            output_format=ctx.processed.output_format,
+            citations=len(ctx.processed.citations),
+            invalid_citations=list(ctx.processed.invalid_citations),
+            confidence=ctx.processed.confidence,
+        )
+        return ctx
+
+
+def _process(ctx: QueryContext, text: str) -> ProcessedAnswer:
+    processed = process(text, ctx.context.sources, follow_up_count=ctx.follow_up_count)
+    processed.follow_ups = _topped_up(processed, ctx.follow_up_count)
+    return processed
+
+
+def _topped_up(processed: ProcessedAnswer, count: int) -> list[str]:
+    """Exactly `count` follow-ups: the model's, then generic ones about the first cited document."""
+    follow_ups = list(processed.follow_ups[:count])
+    title = processed.citations[0].source.title if processed.citations else "the documents"
+    for template in GENERIC_FOLLOW_UPS:
+        if len(follow_ups) >= count:
+            break
+        question = template.format(title=title)
+        if question not in follow_ups:
+            follow_ups.append(question)
+    return follow_ups
+
+
+def problems(verification: Verification) -> int:
+    return len(verification.invalid_citations) + len(verification.misquoted) + len(verification.unsupported)
+
+
+class VerifyStage:
+    name = "verify"
+    critical = True  # an answer is never returned unchecked
+    runs_after_halt = False
+
+    def run(self, ctx: QueryContext) -> QueryContext:
+        sources = ctx.context.sources
+        ctx.verification = ctx.first_verification = verify(ctx.processed, sources)
+        detected_first = ctx.verification.hallucination_detected
+        retries = 0
+        while ctx.verification.hallucination_detected and retries < settings.RAG_MAX_RETRIES_ON_HALLUCINATION:
+            retries += 1
+            prompt = build_prompt(ctx, strictness="strict")
+            generation = call_model(ctx, dataclasses.replace(prompt, user=prompt.user + RERUN_NOTE))
+            processed = _process(ctx, generation.text)
+            verification = verify(processed, sources)
+            if problems(verification) < problems(ctx.verification):
+                ctx.processed, ctx.verification = processed, verification
+        if retries:
+            ctx.mitigation.append("re-run")
+        if ctx.verification.hallucination_detected:
+            _remove_bad_citations(ctx)
+            ctx.mitigation.append("disclaimer")
+            ctx.processed.disclaimer = " ".join(
+                filter(None, [UNVERIFIED_DISCLAIMER, ctx.processed.disclaimer])
+            )
+        ctx.not_found_reason = _not_found_reason(ctx)
+        ctx.note(
+            self.name,
+            hallucination_detected=detected_first,
+            still_detected=ctx.verification.hallucination_detected,
+            retries=retries,
+            invalid_citations=list(ctx.verification.invalid_citations),
+            misquoted=list(ctx.verification.misquoted),
+            unsupported=list(ctx.verification.unsupported),
+            mitigation=list(ctx.mitigation),
+            not_found_reason=ctx.not_found_reason,
+        )
+        return ctx
+
+
+def _remove_bad_citations(ctx: QueryContext) -> None:
+    processed, verification = ctx.processed, ctx.verification
+    bad = set(verification.invalid_citations) | set(verification.misquoted)
+    if not bad:
+        return
+    processed.citations = [c for c in processed.citations if c.token not in bad]
+    if processed.answer:
+        processed.answer = strip_citations(processed.answer, bad)
+    ctx.mitigation.append("removed")
+
+
+def strip_citations(answer: str, tokens: set[str]) -> str:
+    """`answer` without the citation markers of `tokens` ("[1, 9]" → "[1]" when 9 is removed)."""
+
+    def keep(match) -> str:
+        found = marker_tokens(match.group(0))
+        kept = [token for token in found if token not in tokens]
+        if len(kept) == len(found):
+            return match.group(0)
+        return f"[{', '.join(kept)}]" if kept else ""
+
+    stripped = MARKER.sub(keep, answer)
+    return " ".join(stripped.split()).replace(" .", ".").replace(" ,", ",")
+
+
+def _not_found_reason(ctx: QueryContext) -> str | None:
+    processed = ctx.processed
+    if processed.answer is None:
+        return "model_did_not_know"
+    if not processed.citations:
+        return "no_valid_citations"
+    if confidence_of(ctx) < settings.MIN_CONFIDENCE_THRESHOLD:
+        return "low_confidence"
+    return None
+
+
+def confidence_of(ctx: QueryContext) -> float:
+    """The model's confidence, else the mean relevance of the passages it cites."""
+    processed = ctx.processed
+    if processed.confidence is not None:
+        return processed.confidence
+    cited = [c.source.similarity_score for c in processed.citations]
+    return round(sum(cited) / len(cited), 4) if cited else 0.0

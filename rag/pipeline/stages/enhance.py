@@ -1,0 +1,74 @@
+"""Stage 3: query enhancement. A follow-up in a conversation ("What about termination?", "Does it
+survive expiry?") is rewritten with what the earlier turns established: the document they named
+and the clause type they asked about. Expansion with how contracts word a clause type happens in
+retrieval (rag.retrieval.legal_terms), where the snippet also uses it."""
+
+from __future__ import annotations
+
+import re
+
+from rag import selectors
+from rag.retrieval import legal_terms
+from rag.retrieval.routing import split_reference
+
+from ..context import QueryContext
+
+HISTORY_TURNS = 3
+# Words that point back to something said before.
+_ANAPHORA = re.compile(
+    r"\b(it|its|they|them|this|that|these|those|such|same|the (agreement|contract|document|clause|"
+    r"provision|lease|licen[cs]e|party|parties))\b",
+    re.I,
+)
+SHORT_QUESTION_WORDS = 6
+
+
+def rewrite_follow_up(question: str, earlier: list[str]) -> str:
+    """`question` completed from `earlier` questions (oldest first) when it is a follow-up.
+
+    - No document named, but an earlier turn named one → "In <that document>, <question>".
+    - No clause type named, phrased as a follow-up (pronoun/"the clause" or very short), and an
+      earlier turn asked about a clause type → "<question> (regarding <clause type>)".
+    """
+    if not earlier:
+        return question
+    rewritten = question
+    follow_up = bool(_ANAPHORA.search(question)) or len(question.split()) <= SHORT_QUESTION_WORDS
+    if not split_reference(question).explicit:
+        reference = next(
+            (ref for ref in (split_reference(q).reference for q in reversed(earlier)) if ref), ""
+        )
+        if reference:
+            rewritten = f"In {reference}, {rewritten[:1].lower()}{rewritten[1:]}"
+    if follow_up and not legal_terms.clause_types(question):
+        clauses = next(
+            (found for found in (legal_terms.clause_types(q) for q in reversed(earlier)) if found), []
+        )
+        if clauses:
+            rewritten = f"{rewritten.rstrip('?')} (regarding {clauses[0].name})?"
+    return rewritten
+
+
+class EnhanceQueryStage:
+    name = "enhance"
+    critical = False  # without history the question is searched as asked
+    runs_after_halt = False
+
+    def run(self, ctx: QueryContext) -> QueryContext:
+        question = ctx.sanitized.sanitized_query
+        ctx.search_query = question
+        if ctx.config.conversation_id:
+            ctx.conversation = selectors.conversation_questions(
+                tenant=ctx.tenant,
+                conversation_id=ctx.config.conversation_id,
+                user_id=ctx.user_id,
+                limit=HISTORY_TURNS,
+            )
+            ctx.search_query = rewrite_follow_up(question, ctx.conversation)
+        ctx.note(
+            self.name,
+            rewritten=ctx.search_query != question,
+            search_query=ctx.search_query,
+            earlier_turns=len(ctx.conversation),
+        )
+        return ctx

@@ -1,0 +1,181 @@
+"""Stages 13-15: assemble the result, store it in the cache, then record metrics, the JSON log
+line and the audit row (the last runs even when a critical stage failed)."""
+
+from __future__ import annotations
+
+import logging
+
+from rag.models import AuditLog, AuditStatus
+
+from .. import cache, metrics, result
+from ..context import QueryContext
+
+logger = logging.getLogger("rag.query")
+
+
+class AssembleStage:
+    name = "assemble"
+    critical = True
+    runs_after_halt = True
+
+    def run(self, ctx: QueryContext) -> QueryContext:
+        if ctx.cache_hit:
+            ctx.result = result.refreshed_cached_result(ctx)
+        elif ctx.config.dry_run:
+            ctx.result = result.dry_run_result(ctx)
+        else:
+            ctx.result = result.answer_result(ctx)
+        return ctx
+
+
+class CacheStoreStage:
+    name = "cache_store"
+    critical = False  # a cache outage must not fail an answered query
+    runs_after_halt = True
+
+    def run(self, ctx: QueryContext) -> QueryContext:
+        if ctx.cache_key and not ctx.cache_hit and ctx.result is not None:
+            cache.set(ctx.cache_key, {"result": ctx.result})
+            ctx.note(self.name, stored=True)
+        return ctx
+
+
+class RecordStage:
+    """Metrics, one JSON log line and one audit row per query, whatever happened."""
+
+    name = "record"
+    critical = False
+    runs_after_halt = True
+
+    def run(self, ctx: QueryContext) -> QueryContext:
+        summary = summarize(ctx)
+        _metrics(ctx, summary)
+        logger.info("query finished", extra=log_fields(ctx, summary))
+        _audit(ctx, summary)
+        return ctx
+
+
+def summarize(ctx: QueryContext) -> dict:
+    """What the log, metrics and audit say about the run."""
+    data = ctx.result or {}
+    provenance = data.get("provenance", {})
+    flags = data.get("flags", {})
+    if ctx.failure is not None:
+        status = AuditStatus.FAILED
+    elif ctx.config.dry_run:
+        status = AuditStatus.DRY_RUN
+    elif data.get("answer") is None:
+        status = AuditStatus.NOT_FOUND
+    else:
+        status = AuditStatus.ANSWERED
+    template = ctx.template.template_id if ctx.template else (ctx.config.template_id or "")
+    return {
+        "status": status,
+        "template": template,
+        "documents_retrieved": provenance.get("documents_retrieved", []),
+        "documents_used": provenance.get("documents_used", []),
+        "flags": flags,
+        "confidence": data.get("confidence_score"),
+        "citations": len(data.get("citations", [])),
+        "tokens_used": provenance.get("tokens_used", 0) if not ctx.cache_hit else 0,
+        "cost_estimate": provenance.get("cost_estimate", 0.0) if not ctx.cache_hit else 0.0,
+        "model_provider": provenance.get("model_provider") or "",
+        "model": provenance.get("model") or "",
+    }
+
+
+def _metrics(ctx: QueryContext, summary: dict) -> None:
+    tenant = ctx.tenant.slug
+    template = summary["template"] or "unknown"
+    metrics.QUERIES.labels(tenant, template, summary["status"]).inc()
+    metrics.QUERY_DURATION.labels(tenant, template).observe(ctx.total_ms / 1000)
+    if ctx.cache_key:
+        (metrics.CACHE_HITS if ctx.cache_hit else metrics.CACHE_MISSES).labels(tenant).inc()
+    if ctx.cache_hit:
+        return
+    if ctx.retrieval is not None:
+        metrics.DOCUMENTS_RETRIEVED.labels(tenant).observe(len(ctx.retrieval.passages))
+        search_ms = sum(ctx.timings.get(f"{name}_ms", 0.0) for name in result.SEARCH_STAGES)
+        metrics.SEARCH_LATENCY.labels(tenant).observe(search_ms / 1000)
+    for generation in ctx.generations:
+        metrics.MODEL_CALLS.labels(generation.provider, generation.model).inc()
+        metrics.MODEL_TOKENS.labels(generation.provider).observe(generation.tokens_used)
+        metrics.MODEL_COST.labels(generation.provider).observe(generation.cost_estimate)
+    if summary["status"] == AuditStatus.ANSWERED:
+        metrics.CITATIONS.labels(template).observe(summary["citations"])
+        metrics.CONFIDENCE.labels(template).observe(summary["confidence"] or 0.0)
+    if ctx.first_verification is not None and ctx.first_verification.hallucination_detected:
+        metrics.HALLUCINATIONS.labels(tenant).inc()
+
+
+def log_fields(ctx: QueryContext, summary: dict) -> dict:
+    """The spec's structured log line (ids and numbers only: never the question's text)."""
+    passages = ctx.retrieval.passages if ctx.retrieval else []
+    scores = [p.similarity_score for p in passages]
+    timings = ctx.timings
+    search_ms = sum(timings.get(f"{name}_ms", 0.0) for name in ("retrieve", "rank", "rerank"))
+    last = ctx.generation
+    return {
+        "query_id": ctx.request_id,
+        "tenant_id": ctx.tenant.pk,
+        "template_id": summary["template"],
+        "status": summary["status"],
+        "docs_retrieved": len(summary["documents_retrieved"]),
+        "docs_used": len(summary["documents_used"]),
+        "similarity_distribution": {
+            "min": round(min(scores), 4),
+            "max": round(max(scores), 4),
+            "avg": round(sum(scores) / len(scores), 4),
+        }
+        if scores
+        else None,
+        "model_used": f"{last.provider}/{last.model}" if last else summary["model"] or None,
+        "latency": {
+            "search_ms": round(search_ms, 2),
+            "rank_ms": timings.get("rank_ms", 0.0),
+            "build_ms": round(sum(timings.get(f"{n}_ms", 0.0) for n in ("build_context", "build_prompt")), 2),
+            "inference_ms": round(sum(g.latency_ms for g in ctx.generations), 2),
+            "post_ms": round(timings.get("postprocess_ms", 0.0) + timings.get("verify_ms", 0.0), 2),
+            "total_ms": ctx.total_ms,
+        },
+        "flags": {
+            "cache_hit": ctx.cache_hit,
+            "fallback": ctx.not_found_reason is not None,
+            "hallucination": bool(ctx.first_verification and ctx.first_verification.hallucination_detected),
+            "prompt_injection": bool(ctx.sanitized and ctx.sanitized.prompt_injection_detected),
+        },
+        "error_type": type(ctx.failure).__name__ if ctx.failure else None,
+        "stage_errors": [error["stage"] for error in ctx.errors],
+    }
+
+
+def _audit(ctx: QueryContext, summary: dict) -> None:
+    failure = ctx.failure
+    AuditLog.objects.create(
+        tenant=ctx.tenant,
+        request_id=ctx.request_id,
+        user_id=ctx.user_id,
+        conversation_id=ctx.config.conversation_id or "",
+        query=ctx.sanitized.sanitized_query if ctx.sanitized else _printable(ctx.question),
+        search_query=ctx.search_query
+        if ctx.sanitized and ctx.search_query != ctx.sanitized.sanitized_query
+        else "",
+        template_id=summary["template"],
+        status=summary["status"],
+        error_type=getattr(failure, "error_type", type(failure).__name__) if failure else "",
+        documents_retrieved=summary["documents_retrieved"],
+        documents_used=summary["documents_used"],
+        flags=summary["flags"],
+        confidence=summary["confidence"],
+        latency_ms=ctx.total_ms,
+        tokens_used=summary["tokens_used"],
+        cost_estimate=summary["cost_estimate"],
+        model_provider=summary["model_provider"],
+        model=summary["model"],
+        cache_hit=ctx.cache_hit,
+    )
+
+
+def _printable(question) -> str:
+    """A refused question as it can be stored: a string without NUL bytes, at most 2000 characters."""
+    return str(question).replace("\x00", "")[:2000]

@@ -1,0 +1,45 @@
+"""Stage 10: call the model provider (RAG_LLM_PROVIDER) with the built prompt."""
+
+from __future__ import annotations
+
+from rag.llm import get_provider
+from rag.llm.base import Generation, GenerationRequest
+from templates_admin.rendering import RenderedPrompt
+
+from ..context import QueryContext
+
+
+def call_model(ctx: QueryContext, prompt: RenderedPrompt) -> Generation:
+    """One model call for `prompt` over the context's sources, recorded in `ctx.generations`.
+    Raises `LLMUnavailable` (503), `GenerationTimeout` (504) or `ConfigurationError` (503)."""
+    request = GenerationRequest(
+        system=prompt.system,
+        prompt=prompt.user,
+        question=ctx.search_query,
+        sources=ctx.context.sources,
+        temperature=ctx.config.temperature,
+        max_tokens=ctx.config.max_new_tokens,
+        follow_up_count=prompt.follow_up_count,
+    )
+    generation = get_provider().generate(request)
+    ctx.generations.append(generation)
+    return generation
+
+
+class GenerateStage:
+    name = "generate"
+    critical = True
+    runs_after_halt = False
+
+    def run(self, ctx: QueryContext) -> QueryContext:
+        generation = call_model(ctx, ctx.prompt)
+        ctx.note(
+            self.name,
+            provider=generation.provider,
+            model=generation.model,
+            input_tokens=generation.input_tokens,
+            output_tokens=generation.output_tokens,
+            cost_estimate=generation.cost_estimate,
+            latency_ms=generation.latency_ms,
+        )
+        return ctx

@@ -1,0 +1,94 @@
+"""Stages 7-9: select the template, build the context, build the prompt.
+
+The template is chosen before the context is built (the spec lists it after): the context labels
+each passage with its citation token, and the token depends on the template's citation style.
+"""
+
+from __future__ import annotations
+
+from rag.retrieval import service as retrieval
+from templates_admin.rendering import render
+
+from .. import tokens
+from ..context import QueryContext
+from ..context_builder import build_context
+
+
+class SelectTemplateStage:
+    name = "select_template"
+    critical = True
+    runs_after_halt = False
+
+    def run(self, ctx: QueryContext) -> QueryContext:
+        template, config = ctx.template, ctx.config
+        ctx.citation_style = config.citation_style or template.citation_style
+        ctx.strictness = config.strictness or template.strictness
+        ctx.follow_up_count = (
+            template.follow_up_count if config.follow_up_count is None else config.follow_up_count
+        )
+        ctx.note(
+            self.name,
+            template_id=template.template_id,
+            template_version=template.version,
+            builtin=template.is_builtin,
+            citation_style=ctx.citation_style,
+            strictness=ctx.strictness,
+            follow_up_count=ctx.follow_up_count,
+        )
+        return ctx
+
+
+class BuildContextStage:
+    """Fetches the kept passages (metadata, snippets, redaction) and fences them into the context."""
+
+    name = "build_context"
+    critical = True
+    runs_after_halt = False
+
+    def run(self, ctx: QueryContext) -> QueryContext:
+        ctx.retrieval = retrieval.passages(ctx.ranked, reader=ctx.reader)
+        ctx.context = build_context(
+            ctx.retrieval.passages, citation_style=ctx.citation_style, token_budget=ctx.config.token_budget
+        )
+        built = ctx.context
+        ctx.note(
+            self.name,
+            passages=len(built.entries),
+            dropped=len(built.dropped_chunk_ids),
+            tokens=built.tokens,
+            budget=built.budget,
+            redactions=built.redactions,
+            injection_flagged=list(built.injection_flagged),
+        )
+        if not built.entries and not ctx.config.dry_run:
+            ctx.not_found_reason = "no_passages"
+            ctx.halt("no_passages")
+        return ctx
+
+
+class BuildPromptStage:
+    name = "build_prompt"
+    critical = True
+    runs_after_halt = False
+
+    def run(self, ctx: QueryContext) -> QueryContext:
+        ctx.prompt = build_prompt(ctx, strictness=ctx.strictness)
+        ctx.note(self.name, estimated_tokens=prompt_tokens(ctx.prompt))
+        if ctx.config.dry_run:
+            ctx.halt("dry_run")
+        return ctx
+
+
+def build_prompt(ctx: QueryContext, *, strictness: str):
+    return render(
+        ctx.template,
+        context=ctx.context.text,
+        question=ctx.search_query,
+        citation_style=ctx.citation_style,
+        strictness=strictness,
+        follow_up_count=ctx.follow_up_count,
+    )
+
+
+def prompt_tokens(prompt) -> int:
+    return tokens.count_tokens(prompt.system) + tokens.count_tokens(prompt.user)

@@ -1,0 +1,84 @@
+"""Stages 4-6: retrieve candidates, rank them with the tenant's weights, rerank the best
+(rag.retrieval.service's steps, run one stage each so each is timed)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from django.conf import settings
+
+from rag.retrieval import service as retrieval
+
+from ..context import QueryContext
+
+
+class RetrieveStage:
+    name = "retrieve"
+    critical = True  # VectorStoreUnavailable (503) when search fails
+    runs_after_halt = False
+
+    def run(self, ctx: QueryContext) -> QueryContext:
+        config = ctx.config
+        ctx.candidates = retrieval.search(
+            tenant=ctx.tenant,
+            query=ctx.search_query,
+            mode=config.search_mode,
+            filters=config.filters,
+            candidate_pool=max(settings.RAG_CANDIDATE_POOL, config.top_k),
+            index_version=ctx.index_version,
+        )
+        found = ctx.candidates
+        ctx.note(
+            self.name,
+            mode=found.mode,
+            candidates=len(found.candidates),
+            clause_types=list(found.clause_types),
+            routing=found.routing.as_metadata(),
+            **found.timings,
+        )
+        return ctx
+
+
+class RankStage:
+    name = "rank"
+    critical = True
+    runs_after_halt = False
+
+    def run(self, ctx: QueryContext) -> QueryContext:
+        ctx.ranked = retrieval.rank(
+            ctx.candidates, top_k=ctx.config.top_k, similarity_threshold=ctx.config.similarity_threshold
+        )
+        weights = ctx.ranked.weights
+        best = best_cosine(ctx.ranked)
+        if ctx.ranked.items and best is not None and best < settings.RAG_MIN_SEMANTIC_SIMILARITY:
+            ctx.ranked = dataclasses.replace(ctx.ranked, items=[])
+            ctx.note(self.name, dropped_reason="no passage semantically close to the question")
+        ctx.note(
+            self.name,
+            best_cosine=None if best is None else round(best, 4),
+            kept=len(ctx.ranked.items),
+            weights={"similarity": weights.similarity, "recency": weights.recency, "trust": weights.trust},
+        )
+        return ctx
+
+
+def best_cosine(ranked) -> float | None:
+    """The highest cosine similarity among the kept passages (None: keyword search, or chunks of
+    another embedding model, where there is no cosine to judge by)."""
+    cosines = [
+        candidate.hit.similarity for candidate, _ in ranked.items if candidate.hit.similarity is not None
+    ]
+    return max(cosines) if cosines else None
+
+
+class RerankStage:
+    name = "rerank"
+    critical = True  # a configured cross-encoder that cannot load is a ConfigurationError
+    runs_after_halt = False
+
+    def run(self, ctx: QueryContext) -> QueryContext:
+        ctx.ranked = retrieval.rerank(
+            ctx.ranked, enabled=ctx.config.reranking_enabled, max_chunks=ctx.config.context_passages
+        )
+        ctx.note(self.name, reranker=ctx.ranked.reranker, kept=len(ctx.ranked.items))
+        return ctx
