@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from tenants.models import Tenant
 from tenants.selectors import owned_get, owned_list
@@ -37,6 +37,15 @@ def document_list(*, tenant: Tenant, case_id=None, status: str | None = None) ->
 
 def document_get(*, tenant: Tenant, document_id) -> Document:
     return owned_get(Document, tenant=tenant, pk=document_id)
+
+
+def document_ids_named(*, tenant: Tenant, name: str) -> QuerySet:
+    """Ids of the tenant's documents whose file name or title is `name` (case-insensitive)."""
+    return (
+        owned_list(Document, tenant=tenant)
+        .filter(Q(original_filename__iexact=name) | Q(title__iexact=name))
+        .values_list("pk", flat=True)
+    )
 
 
 def document_find_duplicate(*, tenant: Tenant, case: Case, sha256: str) -> Document | None:

@@ -80,6 +80,14 @@ class OllamaProvider:
             metadata={"done_reason": reply.get("done_reason"), "created_at": reply.get("created_at")},
         )
 
+    def ping(self, timeout: float = 2.0) -> bool:
+        """Whether the Ollama server answers (GET /api/tags), for health checks."""
+        try:
+            with urllib.request.urlopen(f"{self.host}/api/tags", timeout=timeout) as response:  # noqa: S310
+                return response.status == 200
+        except (urllib.error.URLError, OSError, ValueError):
+            return False
+
     def _post(self, body: bytes) -> bytes:
         """The reply body of a successful POST, after at most one retry of a failed connection."""
         for attempt in range(1, CONNECT_ATTEMPTS + 1):

@@ -19,8 +19,8 @@ The query API, the pipeline, the agent's search tools and `manage.py evaluate le
    (1 - ROUTING_WEIGHT) · content + ROUTING_WEIGHT · document match. So
    the named document's passages come first, yet a strong passage elsewhere is not hidden.
 4. **Rank** (ranking.py): the spec's rank_score = relevance·w_s + recency·w_r + trust·w_t with
-   the tenant's weights; `similarity_score` is the relevance. Passages under the similarity
-   threshold are dropped; the best `top_k` remain.
+   the tenant's weights; `similarity_score` is the relevance. Passages whose relevance and
+   cosine are both under the similarity threshold are dropped; the best `top_k` remain.
 5. **Passages**: document metadata, exact offsets, and a snippet around the best sentence.
    A confidential document the reader may not read yields "[REDACTED]" in place of its text and
    snippet: its text never leaves this module.
@@ -281,8 +281,9 @@ def rank(
     similarity_threshold: float | None = None,
     today: date | None = None,
 ) -> RankedSet:
-    """Step 2: the spec's rank score with the tenant's weights; candidates whose relevance is under
-    the threshold (default RAG_MIN_SIMILARITY_THRESHOLD) are dropped, the best `top_k` kept."""
+    """Step 2: the spec's rank score with the tenant's weights; candidates whose relevance and
+    cosine similarity are both under the threshold (default RAG_MIN_SIMILARITY_THRESHOLD) are
+    dropped, the best `top_k` kept."""
     top_k = positive_int(settings.RAG_DEFAULT_TOP_K if top_k is None else top_k, "top_k", maximum=MAX_TOP_K)
     threshold = _threshold(similarity_threshold)
     tenant = found.tenant
@@ -290,8 +291,15 @@ def rank(
     weights = selectors.ranking_weights_get(tenant=tenant)
     today = today or timezone.localdate()
     items = _ranked(found.candidates, documents, weights, today)
-    kept = [(c, scores) for c, scores in items if scores.similarity >= threshold][:top_k]
+    kept = [(c, scores) for c, scores in items if _evidence(c, scores) >= threshold][:top_k]
     return RankedSet(found, kept, documents, weights, today)
+
+
+def _evidence(candidate: _Candidate, scores: ranking.RankScores) -> float:
+    """What the threshold compares: the passage's relevance, or its cosine similarity when that
+    is higher. Keyword coverage is idf-weighted within the tenant, so in a small corpus a passage
+    saying exactly what was asked can have a low relevance while its meaning is clearly close."""
+    return max(scores.similarity, candidate.hit.similarity or 0.0)
 
 
 def _ranked(candidates, documents, weights, today):
