@@ -1,15 +1,19 @@
 """Hallucination checks of a processed answer against the sources its prompt listed.
 
-Three checks, each measurable on its own (`bench/hallucination.py` will report them):
+Three checks, each measurable on its own (`bench/hallucination.py` reports them):
 1. **Citations exist**: every citation token names a source of the prompt (`invalid_citations`,
    found by the post-processor).
 2. **Quotes are real**: every snippet a citation carries, and every "quoted passage" in the answer
    followed by a citation marker, occurs in the cited source's text (compared with whitespace,
-   case and quote marks normalized).
-3. **Cited sentences are supported**: for each answer sentence that cites sources, the share of
-   its content words (stemmed, stopwords left out) found in the cited passages must reach
-   SUPPORT_THRESHOLD. Paraphrase keeps most content words of its source; a claim the source does
-   not make brings words of its own.
+   case and quote marks normalized). A quote holding quoted words of its own ('"This Agreement
+   (the "Agreement") is made ..." [1]') must occur as a whole, or be several quotes with the
+   answer's own words between them (see `_quoted_correctly`).
+3. **Cited clauses are supported**: each answer sentence that cites sources is cut after every
+   citation marker that names a source ("A [1], and B [2]." is two clauses), and for each clause
+   the share of its content words (stemmed, stopwords left out) found in the passages it cites,
+   or in their titles ("Under the Lease, ..."), must reach SUPPORT_THRESHOLD. Paraphrase keeps
+   most content words of its source; a claim the source does not make brings words of its own,
+   and cannot borrow the support of another clause's passage.
 
 `hallucination_detected` is true when any check fails; `needs_verification` also when a substantive
 answer cites nothing.
@@ -17,6 +21,7 @@ answer cites nothing.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,8 +33,12 @@ from .postprocess import MARKER, ProcessedAnswer, marker_tokens, resolve
 
 SUPPORT_THRESHOLD = 0.5
 MIN_CONTENT_WORDS = 3  # shorter sentences ("See [1].") are not judged
-_QUOTED = re.compile(r"[\"\u201c]([^\"\u201c\u201d]{12,})[\"\u201d]\s*((?:\[[^\[\]\n]{1,200}\]\s*)+)")
-_QUOTE_CHARS = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
+MIN_QUOTE_CHARS = 12  # shorter quoted words ("Term") are not checked
+_MARKERS = re.compile(r"(?:\[[^\[\]\n]{1,200}\]\s*)+")  # a group of citation markers: "[1] [2]"
+_QUOTE_MARK = re.compile(r"[\"\u201c\u201d]")
+# Quote marks (and apostrophes) compare equal: a model may write '"the 'Term' of ..."' for the
+# source's 'the "Term" of'.
+_QUOTE_CHARS = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": '"', "\u2019": '"', "'": '"'})
 
 
 @dataclass
@@ -58,15 +67,21 @@ def verify(answer: ProcessedAnswer, sources: Sequence[Source]) -> Verification:
     for citation in answer.citations:
         if citation.snippet and not _occurs(citation.snippet, citation.source.text):
             result.misquoted.append(citation.token)
-    for quote, markers in _QUOTED.findall(answer.answer):
-        for token in marker_tokens(markers):
+    for quote, pieces, tokens in _cited_quotes(answer.answer):
+        for token in tokens:
             source = resolve(token, sources)
-            if source is not None and not _occurs(quote, source.text) and token not in result.misquoted:
+            if (
+                source is not None
+                and token not in result.misquoted
+                and not _quoted_correctly(quote, pieces, source.text)
+            ):
                 result.misquoted.append(token)
     for sentence, tokens in cited_sentences(answer.answer):
-        cited = [source for source in (resolve(token, sources) for token in tokens) if source is not None]
-        if cited and support(sentence, [source.text for source in cited]) < SUPPORT_THRESHOLD:
-            result.unsupported.append(sentence)
+        for clause, clause_tokens in _clauses(sentence, tokens, sources):
+            cited = [s for s in (resolve(token, sources) for token in clause_tokens) if s is not None]
+            passages = [source.text for source in cited] + [source.title for source in cited if source.title]
+            if cited and support(clause, passages) < SUPPORT_THRESHOLD:
+                result.unsupported.append(clause.strip())
     result.uncited_answer = not answer.citations and len(content_words(answer.answer)) >= MIN_CONTENT_WORDS
     return result
 
@@ -84,6 +99,91 @@ def support(sentence: str, passages: Sequence[str]) -> float:
 def content_words(text: str) -> set[str]:
     """The stems of `text`'s words that carry meaning (stopwords left out)."""
     return {snippets.stem(word) for word in snippets.words(text) if word not in snippets.STOPWORDS}
+
+
+def _cited_quotes(answer: str) -> list[tuple[str, list[str], list[str]]]:
+    """For each citation marker group right after a closing quote mark: the quoted text it ends
+    (from the first quote mark since the previous such group to that closing mark), the pieces its
+    quote marks delimit in pairs (the text itself when it holds no other quote marks) and the
+    group's tokens."""
+    result = []
+    start = 0
+    for group in _MARKERS.finditer(answer):
+        end = len(answer[start : group.start()].rstrip()) + start
+        if end == start or answer[end - 1] not in '"\u201d':
+            continue
+        marks = [mark.start() for mark in _QUOTE_MARK.finditer(answer, start, end)]
+        quote, pieces = _pieces(answer, marks[len(marks) % 2 :])
+        if len(marks) % 2 and not any(len(piece) >= MIN_QUOTE_CHARS for piece in pieces):
+            # The odd mark out is not a stray one before the quote but an unclosed one inside it
+            # (a quote cut short in a defined term: '"... (the "Termination" [1]').
+            quote, pieces = _pieces(answer, [marks[0], marks[-1]])
+        if quote:
+            result.append((quote, pieces, marker_tokens(group.group())))
+        start = group.end()
+    return result
+
+
+def _pieces(answer: str, marks: list[int]) -> tuple[str, list[str]]:
+    """The text from the first to the last of `marks` (an even number of quote mark positions) and
+    the pieces they delimit in pairs."""
+    if not marks:
+        return "", []
+    pieces = [answer[a + 1 : b] for a, b in zip(marks[::2], marks[1::2], strict=True)]
+    return answer[marks[0] + 1 : marks[-1]], pieces
+
+
+def _quoted_correctly(quote: str, pieces: list[str], text: str) -> bool:
+    """Whether a cited quote (see _cited_quotes) is real in the source `text`: the whole quote occurs
+    in it; or the quote is several quotes with the answer's own words between them, each occurring
+    in `text` (the short ones are not checked), unless two consecutive ones are, in `text`, one run
+    with a different quoted term between them ('"... (the "License") ..."' for the source's
+    '(the "Agreement")'): then the answer altered a quote within the quote."""
+    if len(quote) < MIN_QUOTE_CHARS or _occurs(quote, text):
+        return True
+    if not all(_occurs(piece, text) for piece in pieces if len(piece) >= MIN_QUOTE_CHARS):
+        return False
+    normalized = _normalized(text)
+    for before, after in itertools.pairwise(pieces):
+        before, after = _normalized(before), _normalized(after)
+        if len(before) + len(after) < MIN_QUOTE_CHARS:
+            continue
+        if re.search(re.escape(before) + r'\s*"[^"]{1,100}"\s*' + re.escape(after), normalized):
+            return False
+    return True
+
+
+def _clauses(sentence: str, tokens: list[str], sources: Sequence[Source]) -> list[tuple[str, list[str]]]:
+    """`sentence` (with `tokens`, from cited_sentences) cut after each marker group naming a source:
+    "A [1], and B [2]." gives ("A [1]", ["1"]) and (", and B [2].", ["2"]). Text after the last
+    such group belongs to the last clause, and so do markers moved from the next sentence's start;
+    a clause with fewer than MIN_CONTENT_WORDS content words ("Under the Lease [1], ...") joins
+    the next one (the last one joins the one before)."""
+    own = marker_tokens(sentence)
+    moved = tokens[len(own) :]
+    cut: list[tuple[str, list[str]]] = []
+    start = 0
+    for group in _MARKERS.finditer(sentence):
+        group_tokens = marker_tokens(group.group())
+        if any(resolve(token, sources) is not None for token in group_tokens):
+            cut.append((sentence[start : group.end()], group_tokens))
+            start = group.end()
+    if cut and not moved:
+        cut[-1] = (cut[-1][0] + sentence[start:], cut[-1][1])
+    else:
+        cut.append((sentence[start:], moved))
+    clauses: list[tuple[str, list[str]]] = []
+    pending, pending_tokens = "", []
+    for text, clause_tokens in cut:
+        pending, pending_tokens = pending + text, pending_tokens + clause_tokens
+        if len(content_words(MARKER.sub(" ", pending))) >= MIN_CONTENT_WORDS:
+            clauses.append((pending, pending_tokens))
+            pending, pending_tokens = "", []
+    if clauses and (pending.strip() or pending_tokens):
+        clauses[-1] = (clauses[-1][0] + pending, clauses[-1][1] + pending_tokens)
+    elif not clauses:
+        clauses.append((pending, pending_tokens))
+    return clauses
 
 
 def _occurs(quote: str, text: str) -> bool:

@@ -83,3 +83,68 @@ def test_extractive_answers_pass_their_own_check(question):
     processed = process(ExtractiveProvider().generate(request).text, SOURCES, follow_up_count=2)
     assert processed.answer and processed.citations
     assert not verify(processed, SOURCES).needs_verification
+
+
+CONTRACT = Source(
+    citation_id="1",
+    document_id=7,
+    title="GLOBEXINC_02_21_2020-EX-10.11-JOINT VENTURE AGREEMENT",
+    page=1,
+    text=(
+        'This Supply Agreement (the "Agreement") is entered into as of March 1, 2020 by and between Acme '
+        'Corp ("Acme") and Beta LLC ("Beta"). This Agreement is governed by the laws of Japan.'
+    ),
+)
+LEASE = Source(citation_id="2", document_id=8, title="Lease", page=3, text=SOURCES[0].text)
+
+
+def _verified(answer: str, sources=(CONTRACT, LEASE)):
+    processed = process(json.dumps({"answer": answer, "citations": []}), list(sources), follow_up_count=2)
+    return verify(processed, list(sources))
+
+
+def test_the_cited_documents_title_is_no_unsupported_word():
+    # Before: the title's words counted against the sentence (4 of 11 content words supported).
+    result = _verified(f'{CONTRACT.title} states: "This Agreement is governed by the laws of Japan." [1]')
+    assert not result.hallucination_detected
+
+
+def test_each_cited_clause_needs_its_own_support():
+    # Before: one sentence, judged against both passages together, passed on the quote's words.
+    result = _verified(
+        'Lease states: "The Tenant shall pay rent of $4,000 monthly in advance" [2] and the supplier '
+        "may terminate the agreement on thirty days' notice without cause [1]."
+    )
+    assert result.unsupported == [
+        "and the supplier may terminate the agreement on thirty days' notice without cause [1]."
+    ]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "The tenant pays $4,000 rent monthly in advance [2], and Japanese law governs the supply deal [1].",
+        "Under the Lease [2], the tenant pays $4,000 rent monthly in advance, late payments accruing 5%.",
+        "Both the Lease [2] and the supply agreement [1] oblige payment: rent of $4,000 monthly in advance.",
+    ],
+)
+def test_clauses_cut_at_markers_accept_faithful_sentences(answer):
+    assert not _verified(answer).hallucination_detected
+
+
+@pytest.mark.parametrize(
+    ("answer", "misquoted"),
+    [
+        ('It says: "This Supply Agreement (the "Agreement") is entered into as of March 1, 2020" [1]', []),
+        ("It says: \"This Supply Agreement (the 'Agreement') is entered into as of March 1, 2020\" [1]", []),
+        ('It says "the laws of Japan" apply, and it was "entered into as of March 1, 2020" [1]', []),
+        # a quote within the quote altered: each piece occurs, not the whole
+        ('It says: "This Supply Agreement (the "Contract") is entered into as of March 1, 2020" [1]', ["1"]),
+        # the piece before the inner quote altered
+        ('It says: "This Supply Agreement (the "Agreement") is entered into as of May 1, 2020" [1]', ["1"]),
+        # a quote cut short inside a defined term (an unclosed inner mark), altered before it
+        ('It says: "This Lease Agreement (the "Agree" [1]', ["1"]),
+    ],
+)
+def test_quotes_holding_quotes(answer, misquoted):
+    assert _verified(answer).misquoted == misquoted
