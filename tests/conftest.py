@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
@@ -18,6 +19,38 @@ from tenants.models import Role
 from tests.factories import MembershipFactory, TenantFactory
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _restore_builtin_templates() -> None:
+    """Re-create the built-in prompt templates (rows of a data migration) when they are missing."""
+    from django.apps import apps
+
+    from templates_admin.models import PromptTemplate
+
+    if not PromptTemplate.objects.filter(tenant__isnull=True).exists():
+        migration = importlib.import_module("templates_admin.migrations.0002_builtin_templates")
+        migration.create_builtins(apps, None)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """The test database, with the built-in templates even if a reused database lost them."""
+    with django_db_blocker.unblock():
+        _restore_builtin_templates()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """A transactional test ends by emptying every table (built-in templates too): once its
+    teardown is over, put the built-ins back for the tests that follow."""
+    yield
+    marker = item.get_closest_marker("django_db")
+    names = set(getattr(item, "fixturenames", ()))
+    if bool(marker and marker.kwargs.get("transaction")) or names & {"transactional_db", "live_server"}:
+        from pytest_django.plugin import blocking_manager_key
+
+        with item.config.stash[blocking_manager_key].unblock():
+            _restore_builtin_templates()
 
 
 @pytest.fixture

@@ -175,7 +175,10 @@ def resolve(token: str, sources: Sequence[Source], *, doc_id=None) -> Source | N
         if token == source.citation_id:
             return source
     number = _DOC_ID.match(token)
-    wanted = int(number.group(1)) if number else _int(doc_id)
+    # With numbered citations ("[1]"), a bare number that is no source's number is an invented
+    # citation, not a document id: "[9]" must not resolve to document 9.
+    numbered = token.isdigit() and any(source.citation_id.isdigit() for source in sources)
+    wanted = int(number.group(1)) if number and not numbered else _int(doc_id)
     if wanted is not None:
         for source in sources:
             if source.document_id == wanted:

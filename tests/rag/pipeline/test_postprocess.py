@@ -102,7 +102,16 @@ def test_confidence_is_normalized_to_0_1(value, expected):
 def test_resolution_by_id_document_title_and_page():
     assert resolve("2", SOURCES).citation_id == "2"
     assert resolve("doc_50", SOURCES).citation_id == "3"
-    assert resolve("43", SOURCES).citation_id == "2"
+    assert resolve("doc_43", SOURCES).citation_id == "2"
+    assert resolve("43", SOURCES) is None  # numbered citations: a bare number is a citation number
     assert resolve("Lease agreement, p. 7", SOURCES).citation_id == "2"
     assert resolve("lease agreement", SOURCES).citation_id == "1"  # the first passage of that title
     assert resolve("Unknown memo, page 1", SOURCES) is None
+
+
+def test_an_invented_number_is_not_read_as_a_document_id_when_citations_are_numbered():
+    numbered = [Source("1", 9, "Lease", 1, "Rent is due monthly."), Source("2", 4, "NDA", 1, "Secrets.")]
+    assert resolve("9", numbered) is None
+    assert resolve("doc_9", numbered) is numbered[0]
+    result = process('{"answer": "Rent is monthly [9].", "citations": []}', numbered, follow_up_count=0)
+    assert result.invalid_citations == ["9"] and result.citations == []
