@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,8 @@ PACKAGED_MODEL_NAME = "all-MiniLM-L6-v2"
 
 _model = None
 _model_lock = threading.Lock()
+_threads_lock = threading.Lock()
+QUERY_BATCH_MAX = 4  # up to this many texts is a query, not an ingestion batch
 
 
 class EmbeddingModelUnavailable(RuntimeError):
@@ -79,6 +82,33 @@ def embed(texts: list[str], *, batch_size: int | None = None) -> np.ndarray:
     vectors = np.zeros((len(texts), EMBEDDING_DIMENSION), dtype=np.float32)
     if not texts:
         return vectors
+    if len(texts) <= QUERY_BATCH_MAX and settings.EMBEDDING_QUERY_THREADS > 0:
+        with _torch_threads(settings.EMBEDDING_QUERY_THREADS):
+            return _encode(texts, vectors, batch_size)
+    return _encode(texts, vectors, batch_size)
+
+
+@contextmanager
+def _torch_threads(count: int):
+    """Run the block with torch limited to `count` intra-op threads (restored afterwards).
+
+    A query is a handful of tokens: one thread embeds it in ~20 ms. With torch's default (one
+    thread per core), every other busy process on the machine (web workers, the Celery worker,
+    PostgreSQL) makes the threads wait for each other: 30-570 ms for the same query on 2 cores
+    (bench/pipeline.py). Batches (ingestion) keep every core.
+    """
+    import torch
+
+    with _threads_lock:
+        previous = torch.get_num_threads()
+        torch.set_num_threads(count)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(previous)
+
+
+def _encode(texts: list[str], vectors: np.ndarray, batch_size: int | None) -> np.ndarray:
     model = get_model()
     size = batch_size or settings.EMBEDDING_BATCH_SIZE
     token_counts = [len(ids) for ids in model.tokenizer(texts, truncation=False, verbose=False)["input_ids"]]

@@ -217,6 +217,9 @@ LOGGING = {
 EMBEDDING_MODEL = env("EMBEDDING_MODEL", default="all-MiniLM-L6-v2")
 EMBEDDING_DIMENSION = env.int("EMBEDDING_DIMENSION", default=384)
 EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=32)
+# torch threads for embedding a query (<= 4 texts); 0 = torch's default (one per core). One thread
+# is steady under load; several wait on each other when other processes share the cores.
+EMBEDDING_QUERY_THREADS = env.int("EMBEDDING_QUERY_THREADS", default=1)
 
 # --- Ingestion --------------------------------------------------------------------------------------
 RAG_CHUNK_SIZE = env.int("RAG_CHUNK_SIZE", default=1000)

@@ -42,3 +42,24 @@ def test_unknown_model_is_reported_not_downloaded():
         with pytest.raises(embedding.EmbeddingModelUnavailable, match="local model directory"):
             embedding.resolve_model_path()
         assert embedding.model_status()["status"] == "unavailable"
+
+
+def test_a_query_is_embedded_with_the_configured_threads_and_the_same_vector(settings, monkeypatch):
+    import torch
+
+    before = torch.get_num_threads()
+    settings.EMBEDDING_QUERY_THREADS = 0
+    default = embedding.embed(["Is there a non-compete clause?"])
+    settings.EMBEDDING_QUERY_THREADS = 1
+    seen = []
+    original = embedding._encode
+
+    def spy(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(embedding, "_encode", spy)
+    single = embedding.embed(["Is there a non-compete clause?"])
+    assert seen == [1]
+    assert torch.get_num_threads() == before  # restored
+    assert np.allclose(default, single, atol=1e-5)
