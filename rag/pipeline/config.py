@@ -87,7 +87,9 @@ class QueryConfig:
         try:
             checked["filters"] = SearchFilters.from_request(values.get("filters"))
         except InvalidQuery as exc:
-            errors.update({f"filters.{key}": message for key, message in exc.details.items()})
+            # Errors of single filters are "filters.<name>"; filters that are not an object, "filters".
+            prefix = "filters." if isinstance(values.get("filters"), Mapping) else ""
+            errors.update({f"{prefix}{key}": message for key, message in exc.details.items()})
         if errors:
             raise InvalidQuery("Some query options are not valid.", details=errors)
         return cls(**checked)

@@ -27,6 +27,8 @@ _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
 MARKER = re.compile(r"\[([^\[\]\n]{1,200})\]")
 _PAGE = re.compile(r"^(?P<title>.+?),\s*(?:page|p\.|pp\.)\s*(?P<page>\d+)\s*$", re.I)
 _DOC_ID = re.compile(r"^(?:doc[_-]?)?(\d{1,18})$", re.I)
+# A citation token as the context builder writes them: "1", "doc_42", "doc_42_2" (a second passage).
+_TOKEN = re.compile(r"^(?:doc[_-]?)?\d{1,18}(?:_\d{1,6})?$", re.I)
 _CONFIDENCE_WORDS = {
     "very high": 0.95, "high": 0.85, "medium": 0.6, "moderate": 0.6, "low": 0.3, "very low": 0.1,
 }  # fmt: skip
@@ -156,7 +158,7 @@ def marker_tokens(text: str) -> list[str]:
     tokens = []
     for body in MARKER.findall(text):
         parts = [part.strip() for part in body.split(",")]
-        if _PAGE.match(body) or not all(_DOC_ID.match(part) for part in parts):
+        if _PAGE.match(body) or not all(_TOKEN.match(part) for part in parts):
             parts = [body.strip()]
         tokens += [part for part in parts if part]
     return tokens
@@ -164,7 +166,7 @@ def marker_tokens(text: str) -> list[str]:
 
 def _looks_like_citation(token: str) -> bool:
     """A bracketed text that is meant as a citation (not "[sic]" or "[emphasis added]")."""
-    return bool(_DOC_ID.match(token) or _PAGE.match(token))
+    return bool(_TOKEN.match(token) or _PAGE.match(token))
 
 
 def resolve(token: str, sources: Sequence[Source], *, doc_id=None) -> Source | None:

@@ -59,6 +59,9 @@ class CacheLookupStage:
             weights_version=ctx.weights_version,
             settings=[
                 settings.RAG_MIN_SIMILARITY_THRESHOLD,
+                settings.RAG_MIN_SEMANTIC_SIMILARITY,
+                # The weights of a tenant without its own (weights_version 0).
+                [settings.RAG_SIMILARITY_WEIGHT, settings.RAG_RECENCY_WEIGHT, settings.RAG_TRUST_WEIGHT],
                 settings.MIN_CONFIDENCE_THRESHOLD,
                 settings.RAG_MAX_SNIPPETS,
                 settings.RAG_SNIPPET_SIZE,

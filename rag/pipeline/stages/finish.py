@@ -86,7 +86,8 @@ def summarize(ctx: QueryContext) -> dict:
 
 def _metrics(ctx: QueryContext, summary: dict) -> None:
     tenant = ctx.tenant.slug
-    template = summary["template"] or "unknown"
+    # Only a resolved template names a series: a requested id that does not exist is caller input.
+    template = ctx.template.template_id if ctx.template else "unknown"
     metrics.QUERIES.labels(tenant, template, summary["status"]).inc()
     metrics.QUERY_DURATION.labels(tenant, template).observe(ctx.total_ms / 1000)
     if ctx.cache_key:
