@@ -146,6 +146,13 @@ class Document(TenantOwned):
     def __str__(self) -> str:
         return self.title
 
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        document = super().from_db(db, field_names, values)
+        # rag.signals compares it on save: an access change invalidates cached answers.
+        document._loaded_sensitivity = document.__dict__.get("sensitivity")
+        return document
+
     @property
     def source_trust(self) -> float:
         return SOURCE_TRUST[self.source_type]

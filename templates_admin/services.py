@@ -13,6 +13,7 @@ duplicate `template_id` within a tenant, `NotFound` for an unknown (or another t
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
@@ -55,10 +56,12 @@ def template_save(*, template: PromptTemplate, user=None) -> PromptTemplate:
 
 def template_create(*, tenant: Tenant, data: dict, user=None) -> PromptTemplate:
     """Create the tenant's template from `data` (`template_id` and the editable fields). A
-    `template_id` of a built-in is allowed: the new template overrides that built-in for the tenant."""
+    `template_id` of a built-in is allowed: the new template overrides that built-in for the tenant.
+    Without a `follow_up_count`, the template gets RAG_DEFAULT_FOLLOW_UP_COUNT."""
     if tenant is None or tenant.pk is None:
         raise ValueError("a saved tenant is required: built-in templates are edited in the admin only")
     _check_keys(data, allowed=CREATE_FIELDS)
+    data = {"follow_up_count": settings.RAG_DEFAULT_FOLLOW_UP_COUNT, **data}
     template = PromptTemplate(tenant=tenant, **data)
     template.full_clean(validate_constraints=False)  # uniqueness: Conflict below, not a ValidationError
     with transaction.atomic():

@@ -101,7 +101,8 @@ def flags(ctx: QueryContext) -> dict:
         "hallucination_detected": detected,
         "invalid_citations": list(first.invalid_citations) if first else [],
         "mitigation_applied": list(ctx.mitigation) or None,
-        "needs_verification": bool(ctx.verification and ctx.verification.needs_verification) or detected,
+        # The answer as returned: a re-run that fixed every problem needs no verification.
+        "needs_verification": bool(ctx.verification and ctx.verification.needs_verification),
         "redactions_applied": bool(ctx.context and ctx.context.redactions),
         "cache_hit": ctx.cache_hit,
         "prompt_injection_detected": bool(sanitized and sanitized.prompt_injection_detected),

@@ -185,3 +185,13 @@ def test_delete_another_tenants_template_is_not_found(tenant, other_tenant, make
         services.template_update(tenant=tenant, template_id="theirs", data={"name": "mine now"})
     theirs.refresh_from_db()
     assert theirs.name == "Custom Terse"
+
+
+def test_a_template_created_without_follow_up_count_gets_the_setting(tenant, template_data, settings):
+    settings.RAG_DEFAULT_FOLLOW_UP_COUNT = 4
+    template = services.template_create(tenant=tenant, data=template_data)
+    assert template.follow_up_count == 4
+    explicit = services.template_create(
+        tenant=tenant, data={**template_data, "template_id": "x2", "follow_up_count": 1}
+    )
+    assert explicit.follow_up_count == 1

@@ -78,6 +78,14 @@ def problems(verification: Verification) -> int:
     return len(verification.invalid_citations) + len(verification.misquoted) + len(verification.unsupported)
 
 
+def _better(processed, verification, current, current_verification) -> bool:
+    """Whether a re-run's answer replaces the current one: fewer problems, and it still cites
+    something when the current one does (an uncited reply would turn into "I don't know")."""
+    if current.citations and not processed.citations:
+        return False
+    return problems(verification) < problems(current_verification)
+
+
 class VerifyStage:
     name = "verify"
     critical = True  # an answer is never returned unchecked
@@ -94,7 +102,7 @@ class VerifyStage:
             generation = call_model(ctx, dataclasses.replace(prompt, user=prompt.user + RERUN_NOTE))
             processed = _process(ctx, generation.text)
             verification = verify(processed, sources)
-            if problems(verification) < problems(ctx.verification):
+            if _better(processed, verification, ctx.processed, ctx.verification):
                 ctx.processed, ctx.verification = processed, verification
         if retries:
             ctx.mitigation.append("re-run")

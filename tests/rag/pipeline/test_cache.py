@@ -211,3 +211,25 @@ def test_entries_live_in_redis_with_the_ttl(tenant, corpus, settings, redis_url)
     client.delete(key)
     assert not ask(tenant).cache_hit
     assert client.exists(key) == 1
+
+
+@pytest.mark.django_db
+def test_access_changes_invalidate_cached_answers(tenant, member):
+    from rag import selectors
+    from rag.models import Sensitivity
+    from tests.rag.retrieval.conftest import make_document
+
+    case = rag_services.case_create(tenant=tenant, name="Access matter")
+    document = make_document(case, "Board minutes", sensitivity=Sensitivity.CONFIDENTIAL)
+    version = selectors.index_version_get(tenant=tenant)
+    document.confidential_readers.add(member)
+    assert selectors.index_version_get(tenant=tenant) == version + 1
+    document.confidential_readers.remove(member)
+    assert selectors.index_version_get(tenant=tenant) == version + 2
+    document = selectors.document_get(tenant=tenant, document_id=document.pk)
+    document.title = "Board minutes 2024"
+    document.save()
+    assert selectors.index_version_get(tenant=tenant) == version + 2  # no access change
+    document.sensitivity = Sensitivity.INTERNAL
+    document.save()
+    assert selectors.index_version_get(tenant=tenant) == version + 3

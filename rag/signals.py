@@ -1,0 +1,38 @@
+"""Who may read a document changes what answers may contain: bump the tenant's index version (the
+answer cache's key) when a document's sensitivity or its confidential readers change, so no
+cached answer outlives the access it was built under. Signals, because the admin, the API and
+the shell all edit these fields."""
+
+from __future__ import annotations
+
+from django.db.models.signals import m2m_changed, post_save
+from django.dispatch import receiver
+
+from .ingest.service import bump_index_version
+from .models import Chunk, Document
+
+
+@receiver(post_save, sender=Document)
+def document_access_changed(sender, instance: Document, created: bool, **kwargs) -> None:
+    loaded = getattr(instance, "_loaded_sensitivity", None)
+    if not created and loaded is not None and loaded != instance.sensitivity:
+        # Chunks carry a copy of the field for filtering inside the search SQL.
+        Chunk.objects.filter(tenant_id=instance.tenant_id, document=instance).update(
+            sensitivity=instance.sensitivity
+        )
+        bump_index_version(tenant=instance.tenant)
+    instance._loaded_sensitivity = instance.sensitivity
+
+
+@receiver(m2m_changed, sender=Document.confidential_readers.through)
+def confidential_readers_changed(sender, instance, action: str, reverse: bool, **kwargs) -> None:
+    if action not in ("post_add", "post_remove", "post_clear"):
+        return
+    if not reverse:
+        bump_index_version(tenant=instance.tenant)
+        return
+    # Changed from the user's side: every tenant with a document of theirs in the change.
+    pk_set = kwargs.get("pk_set") or set()
+    tenants = Document.objects.filter(pk__in=pk_set).values_list("tenant_id", flat=True).distinct()
+    for tenant_id in tenants:
+        bump_index_version(tenant=Document(tenant_id=tenant_id).tenant)
