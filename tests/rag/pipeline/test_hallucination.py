@@ -102,6 +102,18 @@ def test_a_correct_re_run_is_kept(tenant, corpus, fake_provider):
     assert result["flags"]["invalid_citations"] == ["9"]
     assert result["flags"]["mitigation_applied"] == ["re-run"]
     assert result["provenance"]["verification"]["invalid_citations"] == []
+    assert result["flags"]["needs_verification"] is False  # the returned answer passed every check
+
+
+@pytest.mark.django_db
+def test_an_uncited_re_run_does_not_replace_a_cited_answer(tenant, corpus, fake_provider):
+    uncited = {"answer": "It lasts a while.", "citations": [], "follow_ups": [], "confidence": 0.9}
+    provider = fake_provider(INVENTED, uncited)
+    result = run_query(tenant=tenant, question=QUESTION).result
+    assert provider.calls == 3
+    assert result["answer"] is not None and result["citations"]  # the first answer, mitigated
+    assert "[9]" not in result["answer"]
+    assert result["flags"]["mitigation_applied"] == ["re-run", "removed", "disclaimer"]
 
 
 @pytest.mark.django_db
