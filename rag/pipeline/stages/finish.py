@@ -69,18 +69,22 @@ def summarize(ctx: QueryContext) -> dict:
     else:
         status = AuditStatus.ANSWERED
     template = ctx.template.template_id if ctx.template else (ctx.config.template_id or "")
+    # Read from the run itself, not only the result: a failed run has none, yet may have retrieved
+    # passages and paid for model calls before it failed.
+    retrieved = [p.document_id for p in ctx.retrieval.passages] if ctx.retrieval else []
+    last = ctx.generation
     return {
         "status": status,
         "template": template,
-        "documents_retrieved": provenance.get("documents_retrieved", []),
+        "documents_retrieved": provenance.get("documents_retrieved", list(dict.fromkeys(retrieved))),
         "documents_used": provenance.get("documents_used", []),
         "flags": flags,
         "confidence": data.get("confidence_score"),
         "citations": len(data.get("citations", [])),
-        "tokens_used": provenance.get("tokens_used", 0) if not ctx.cache_hit else 0,
-        "cost_estimate": provenance.get("cost_estimate", 0.0) if not ctx.cache_hit else 0.0,
-        "model_provider": provenance.get("model_provider") or "",
-        "model": provenance.get("model") or "",
+        "tokens_used": sum(g.tokens_used for g in ctx.generations),
+        "cost_estimate": round(sum(g.cost_estimate for g in ctx.generations), 6),
+        "model_provider": provenance.get("model_provider") or (last.provider if last else ""),
+        "model": provenance.get("model") or (last.model if last else ""),
     }
 
 
