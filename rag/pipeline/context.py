@@ -44,6 +44,7 @@ class QueryContext:
     # Sanitize, cache lookup, enhancement
     sanitized: SanitizedInput | None = None
     index_version: int | None = None
+    indexed_at: datetime | None = None  # when the tenant's corpus last changed
     weights_version: int | None = None
     template: PromptTemplate | None = None
     cache_key: str | None = None
@@ -95,3 +96,7 @@ class QueryContext:
     @property
     def total_ms(self) -> float:
         return round(sum(self.timings.values()), 2)
+
+    def stage_ms(self, *names: str) -> float:
+        """The time the named stages took together (0 for stages that did not run)."""
+        return round(sum(self.timings.get(f"{name}_ms", 0.0) for name in names), 2)

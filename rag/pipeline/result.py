@@ -12,11 +12,16 @@ needs to open the cited passage: document id, page range, character offsets, chu
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 from django.utils import timezone
 
+from rag.llm.base import configured_model
+
 from .context import QueryContext
 from .context_builder import ContextEntry
+from .stages.answer import confidence_of
+from .stages.prompt import prompt_tokens
 
 NOT_FOUND_MESSAGE = "Information not found in the knowledge base."
 SEARCH_STAGES = ("retrieve", "rank", "rerank", "build_context")
@@ -39,8 +44,6 @@ def answer_result(ctx: QueryContext) -> dict:
                 continue
             seen.add(citation.source.citation_id)
             citations.append(_citation(entries[citation.source.citation_id], citation.snippet))
-    from .stages.answer import confidence_of  # the stage owns the definition
-
     return {
         "answer": None if not_found else processed.answer,
         "message": NOT_FOUND_MESSAGE if not_found else None,
@@ -57,10 +60,6 @@ def answer_result(ctx: QueryContext) -> dict:
 
 def dry_run_result(ctx: QueryContext) -> dict:
     """What would be sent to the model, without calling it (the spec's simulation)."""
-    from rag.llm.base import configured_model
-
-    from .stages.prompt import prompt_tokens
-
     provider, model = configured_model()
     entries = ctx.context.entries if ctx.context else ()
     return {
@@ -115,13 +114,12 @@ def provenance(ctx: QueryContext, *, used: set[int]) -> dict:
     last = ctx.generation
     retrieved = [p.document_id for p in ctx.retrieval.passages] if ctx.retrieval else []
     found = ctx.candidates
-    indexed_at = ctx.stage_metadata.get("cache_lookup", {}).get("indexed_at")
     template = ctx.template
     return {
         "index_version": ctx.index_version,
-        "snapshot_id": _snapshot_id(ctx.index_version, indexed_at),
+        "snapshot_id": _snapshot_id(ctx.index_version, ctx.indexed_at),
         "weights_version": ctx.weights_version,
-        "retrieval_latency_ms": round(sum(ctx.timings.get(f"{name}_ms", 0.0) for name in SEARCH_STAGES), 2),
+        "retrieval_latency_ms": ctx.stage_ms(*SEARCH_STAGES),
         "model_provider": last.provider if last else None,
         "model": last.model if last else None,
         "model_calls": len(generations),
@@ -149,11 +147,10 @@ def provenance(ctx: QueryContext, *, used: set[int]) -> dict:
     }
 
 
-def _snapshot_id(version: int | None, indexed_at: str | None) -> str | None:
+def _snapshot_id(version: int | None, indexed_at: datetime | None) -> str | None:
     if not version or not indexed_at:
         return None
-    stamp = re.sub(r"[^0-9]", "", indexed_at)[:14]
-    return f"snap_{stamp}_v{version}"
+    return f"snap_{indexed_at:%Y%m%d%H%M%S}_v{version}"
 
 
 def _verification(ctx: QueryContext) -> dict | None:
@@ -169,12 +166,11 @@ def _verification(ctx: QueryContext) -> dict | None:
 
 
 def _timing(ctx: QueryContext) -> dict:
-    timings = ctx.timings
     return {
-        "search_ms": round(sum(timings.get(f"{name}_ms", 0.0) for name in SEARCH_STAGES), 2),
+        "search_ms": ctx.stage_ms(*SEARCH_STAGES),
         "inference_ms": round(sum(g.latency_ms for g in ctx.generations), 2),
         "total_ms": ctx.total_ms,
-        "stages": dict(timings),
+        "stages": dict(ctx.timings),
     }
 
 

@@ -10,7 +10,6 @@ defined terms. Special tokens ([CLS], [SEP]) are not counted.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
 from pathlib import Path
 
 from tokenizers import Tokenizer
@@ -38,13 +37,6 @@ def count_tokens(text: str) -> int:
     if not text:
         return 0
     return len(_get().encode(text, add_special_tokens=False).ids)
-
-
-def count_many(texts: Sequence[str]) -> list[int]:
-    """`count_tokens` of each text, in one batched call."""
-    if not texts:
-        return []
-    return [len(encoding.ids) for encoding in _get().encode_batch(list(texts), add_special_tokens=False)]
 
 
 def truncate(text: str, max_tokens: int) -> str:

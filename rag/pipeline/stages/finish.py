@@ -100,8 +100,7 @@ def _metrics(ctx: QueryContext, summary: dict) -> None:
         return
     if ctx.retrieval is not None:
         metrics.DOCUMENTS_RETRIEVED.labels(tenant).observe(len(ctx.retrieval.passages))
-        search_ms = sum(ctx.timings.get(f"{name}_ms", 0.0) for name in result.SEARCH_STAGES)
-        metrics.SEARCH_LATENCY.labels(tenant).observe(search_ms / 1000)
+        metrics.SEARCH_LATENCY.labels(tenant).observe(ctx.stage_ms(*result.SEARCH_STAGES) / 1000)
     for generation in ctx.generations:
         metrics.MODEL_CALLS.labels(generation.provider, generation.model).inc()
         metrics.MODEL_TOKENS.labels(generation.provider).observe(generation.tokens_used)
@@ -117,8 +116,6 @@ def log_fields(ctx: QueryContext, summary: dict) -> dict:
     """The spec's structured log line (ids and numbers only: never the question's text)."""
     passages = ctx.retrieval.passages if ctx.retrieval else []
     scores = [p.similarity_score for p in passages]
-    timings = ctx.timings
-    search_ms = sum(timings.get(f"{name}_ms", 0.0) for name in ("retrieve", "rank", "rerank"))
     last = ctx.generation
     return {
         "query_id": ctx.request_id,
@@ -136,11 +133,11 @@ def log_fields(ctx: QueryContext, summary: dict) -> dict:
         else None,
         "model_used": f"{last.provider}/{last.model}" if last else summary["model"] or None,
         "latency": {
-            "search_ms": round(search_ms, 2),
-            "rank_ms": timings.get("rank_ms", 0.0),
-            "build_ms": round(sum(timings.get(f"{n}_ms", 0.0) for n in ("build_context", "build_prompt")), 2),
+            "search_ms": ctx.stage_ms("retrieve", "rank", "rerank"),
+            "rank_ms": ctx.stage_ms("rank"),
+            "build_ms": ctx.stage_ms("build_context", "build_prompt"),
             "inference_ms": round(sum(g.latency_ms for g in ctx.generations), 2),
-            "post_ms": round(timings.get("postprocess_ms", 0.0) + timings.get("verify_ms", 0.0), 2),
+            "post_ms": ctx.stage_ms("postprocess", "verify"),
             "total_ms": ctx.total_ms,
         },
         "flags": {
