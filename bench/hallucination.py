@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import re
 import sys
@@ -56,6 +55,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))  # run as a script: bench/ is not a package on the path
+
+from bench.common import setup_django  # noqa: E402
+
 LEGALBENCH = Path("/work/shared/eval/legalbench-cuad")
 DEFAULT_OUT = REPO_ROOT / "bench" / "results-hallucination.txt"
 SEED = 20241122
@@ -129,19 +132,6 @@ OWN_STOPWORDS = frozenset(
     ]
 )  # fmt: skip
 _OWN_WORD = re.compile(r"[a-z0-9]+")
-
-
-def setup_django() -> None:
-    """Configure Django the way manage.py does, from the repository root, never touching the hub."""
-    sys.path.insert(0, str(REPO_ROOT))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ragsite.settings.local")
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    os.environ.setdefault("DEBUG", "false")
-    import django
-
-    django.setup()
 
 
 def progress(iterable=None, **kwargs):

@@ -21,27 +21,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))  # run as a script: bench/ is not a package on the path
+
+from bench.common import setup_django  # noqa: E402
+
 LEGALBENCH = Path("/work/shared/eval/legalbench-cuad")
 DEFAULT_OUT = REPO_ROOT / "bench" / "results-pipeline.txt"
-
-
-def setup_django() -> None:
-    sys.path.insert(0, str(REPO_ROOT))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ragsite.settings.local")
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    os.environ.setdefault("DEBUG", "false")
-    import django
-
-    django.setup()
 
 
 def percentile(values: list[float], q: float) -> float:

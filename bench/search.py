@@ -53,6 +53,10 @@ from datetime import date, timedelta
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))  # run as a script: bench/ is not a package on the path
+
+from bench.common import setup_django  # noqa: E402
+
 LEGALBENCH = Path("/work/shared/eval/legalbench-cuad")
 FULL_CORPUS = Path("/work/shared/eval/cuad-full-corpus/cuad")
 DEFAULT_OUT = REPO_ROOT / "bench" / "results-search.txt"
@@ -95,20 +99,6 @@ NOISE_COV_SCALE = (0.3, 1.0)
 NOISE_ISO_NORM = (0.3, 0.9)
 _SENTENCE_END = re.compile(r"(?<=[.;:!?])\s+(?=\S)|\n\s*\n")
 _LONG_VECTOR = re.compile(r"'\[[-0-9.e, ]{200,}\]'")
-
-
-def setup_django() -> None:
-    """Configure Django the way manage.py does, from the repository root, never touching the hub."""
-    sys.path.insert(0, str(REPO_ROOT))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ragsite.settings.local")
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    # DEBUG would log every SQL statement in the connection: not what production pays.
-    os.environ.setdefault("DEBUG", "false")
-    import django
-
-    django.setup()
 
 
 def progress(iterable=None, **kwargs):
