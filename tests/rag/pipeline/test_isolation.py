@@ -129,3 +129,19 @@ def test_another_users_conversation_is_not_used(tenant, corpus):
     # Alice's own follow-up does use it (the control).
     ctx = run_query(tenant=tenant, question=FOLLOW_UP, conversation_id="conv-1", user_id=alice.pk)
     assert ctx.result["provenance"]["search_query"].startswith(f"In the {MSA_TITLE} agreement")
+
+
+@pytest.mark.django_db
+def test_the_pipelines_selectors_see_only_their_tenant(tenant, other_tenant, corpus, look_alikes):
+    from rag import selectors
+
+    ours = set(selectors.document_ids_named(tenant=tenant, name="acme-globex-msa.txt"))
+    assert ours == {corpus["msa"].pk}  # not the other tenant's file of the same name
+    assert set(selectors.document_ids_named(tenant=tenant, name=MSA_TITLE)) == {corpus["msa"].pk}
+    run_query(tenant=other_tenant, question=QUESTIONS[0], request_id="req_other")
+    assert not selectors.audit_list(tenant=tenant).filter(request_id="req_other").exists()
+    assert selectors.audit_list(tenant=other_tenant).filter(request_id="req_other").count() == 1
+    version, _ = selectors.index_snapshot_get(tenant=tenant)
+    other_version, _ = selectors.index_snapshot_get(tenant=other_tenant)
+    assert version == selectors.index_version_get(tenant=tenant) != 0
+    assert other_version == selectors.index_version_get(tenant=other_tenant) != 0
