@@ -310,11 +310,17 @@ class AuditLog(TenantOwned):
     model_provider = models.CharField(max_length=32, blank=True)
     model = models.CharField(max_length=200, blank=True)
     cache_hit = models.BooleanField(default=False)
+    api_key_prefix = models.CharField(
+        max_length=8, blank=True, help_text="The API key that asked (its prefix), when not a user."
+    )
+    options = models.JSONField(default=dict, help_text="The request's options, for a re-run.")
+    result = models.JSONField(null=True, blank=True, help_text="The response given (none on failure).")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
         ordering = ["-created_at"]
         indexes = [
+            models.Index(fields=["tenant", "api_key_prefix", "-created_at"], name="audit_tenant_key_created"),
             models.Index(fields=["tenant", "-created_at"], name="audit_tenant_created"),
             models.Index(fields=["tenant", "user", "-created_at"], name="audit_tenant_user_created"),
             models.Index(fields=["tenant", "conversation_id"], name="audit_tenant_conversation"),
@@ -327,3 +333,62 @@ class AuditLog(TenantOwned):
         if not self._state.adding:
             raise ValidationError("Audit log rows are append-only.")
         super().save(*args, **kwargs)
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+
+
+def new_job_id() -> str:
+    return f"job_{uuid.uuid4().hex}"
+
+
+class QueryJob(TenantOwned):
+    """A query run in the background (`mode: async`) or under an Idempotency-Key: the request as
+    asked, who asked it with which role (the reader its answer is redacted for), and its outcome.
+
+    Visible to its tenant only, and there to the caller who submitted it and the tenant's admins.
+    """
+
+    job_id = models.CharField(max_length=40, unique=True, default=new_job_id, editable=False)
+    request_id = models.CharField(max_length=64)
+    mode = models.CharField(max_length=16, default="async")
+    question = models.TextField()
+    options = models.JSONField(default=dict)
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    api_key_prefix = models.CharField(max_length=8, blank=True)
+    role = models.CharField(max_length=16, help_text="The submitter's role when the job was submitted.")
+    idempotency_key = models.CharField(
+        max_length=300, blank=True, help_text="The caller and its Idempotency-Key header, if one was sent."
+    )
+    request_hash = models.CharField(max_length=64, blank=True, help_text="sha256 of the request body.")
+    attempts = models.PositiveSmallIntegerField(default=0)
+    result = models.JSONField(null=True, blank=True)
+    error = models.JSONField(null=True, blank=True, help_text="{error_type, message, details} on failure.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "idempotency_key"],
+                condition=~models.Q(idempotency_key=""),
+                name="query_job_unique_idempotency_key",
+            )
+        ]
+        indexes = [models.Index(fields=["tenant", "-created_at"], name="query_job_tenant_created")]
+
+    def __str__(self) -> str:
+        return f"{self.job_id} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (JobStatus.SUCCEEDED, JobStatus.FAILED)

@@ -113,12 +113,13 @@ def audit_list(*, tenant: Tenant) -> QuerySet[AuditLog]:
 
 
 def conversation_questions(
-    *, tenant: Tenant, conversation_id: str, user_id: int | None, limit: int = 3
+    *, tenant: Tenant, conversation_id: str, user_id: int | None, api_key_prefix: str = "", limit: int = 3
 ) -> list[str]:
-    """The last `limit` questions (oldest first) asked in the conversation by this user."""
+    """The last `limit` questions (oldest first) asked in the conversation by this caller (a user,
+    or an API key: two keys of one tenant never share a conversation)."""
     rows = (
         audit_list(tenant=tenant)
-        .filter(conversation_id=conversation_id, user_id=user_id)
+        .filter(conversation_id=conversation_id, user_id=user_id, api_key_prefix=api_key_prefix)
         .exclude(status="failed")
         .order_by("-created_at", "-pk")
         .values_list("search_query", "query")[:limit]

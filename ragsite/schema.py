@@ -10,3 +10,40 @@ class LexragAutoSchema(AutoSchema):
 
     def get_serializer_name(self, serializer, direction):
         return type(serializer).__qualname__.replace(".", "")
+
+
+# Failures any authenticated endpoint can answer with, whatever it does.
+_COMMON_ERRORS = {
+    "401": "Not authenticated: no, unknown or revoked credentials.",
+    "403": "Authenticated, but the role is too low, or no tenant is active.",
+    "429": "Throttled: too many requests for the tenant or the credential; see Retry-After.",
+}
+_ERROR_REF = {"$ref": "#/components/schemas/ErrorBody"}
+ERROR_BODY_SCHEMA = {
+    "type": "object",
+    "description": "The one error body every failure under /api/ has.",
+    "properties": {
+        "error_type": {"type": "string", "example": "InvalidQuery"},
+        "message": {"type": "string"},
+        "request_id": {"type": "string", "nullable": True},
+        "details": {"description": "Per-field problems or other specifics; {} when none."},
+    },
+    "required": ["error_type", "message", "request_id", "details"],
+}
+
+
+def add_error_responses(result, generator, request, public):
+    """drf-spectacular postprocessing hook: every operation documents the error body for 400 (a
+    body or query it cannot parse), 500, and — when it needs credentials — 401/403/429, unless
+    the view documented a more specific response for that status itself."""
+    result.setdefault("components", {}).setdefault("schemas", {})["ErrorBody"] = ERROR_BODY_SCHEMA
+    for path_item in result.get("paths", {}).values():
+        for operation in path_item.values():
+            responses = operation.setdefault("responses", {})
+            codes = {"400": "The request is not valid.", "500": "An unexpected error occurred."}
+            if operation.get("security") != [{}] and "security" in operation:
+                codes.update(_COMMON_ERRORS)
+            for code, description in codes.items():
+                content = {"application/json": {"schema": _ERROR_REF}}
+                responses.setdefault(code, {"description": description, "content": content})
+    return result

@@ -1,5 +1,6 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from ragsite.apis import HealthApi
 from ragsite.exception_handlers import json_404
@@ -10,11 +11,14 @@ handler500 = "ragsite.exception_handlers.json_500"
 api_v1 = [
     path("health", HealthApi.as_view(), name="health"),
     path("tenants/", include("tenants.urls")),
+    path("rag/", include("rag.urls")),
 ]
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     # Unknown /api/ URLs answer with the JSON error body, even with DEBUG on.
     re_path(r"^api/", json_404),
 ]

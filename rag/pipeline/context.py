@@ -39,6 +39,8 @@ class QueryContext:
     request_id: str
     reader: Reader = field(default_factory=Reader)
     user_id: int | None = None
+    api_key_prefix: str = ""  # the API key that asks, when no user does
+    options: dict[str, Any] = field(default_factory=dict)  # as the caller gave them (audit, re-run)
     started_at: datetime = field(default_factory=timezone.now)
 
     # Sanitize, cache lookup, enhancement

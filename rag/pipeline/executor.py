@@ -45,6 +45,14 @@ class PipelineExecutor:
                 ctx = self._run(stage, ctx, always=True)
         return ctx
 
+    def record_refusal(self, ctx: QueryContext, error: Exception) -> QueryContext:
+        """Run only the finally-stages for a request refused before its first stage (invalid
+        options), so it is logged, counted and audited like any other failure."""
+        ctx.failure = error
+        for stage in self.finally_stages:
+            ctx = self._run(stage, ctx, always=True)
+        return ctx
+
     def _run(self, stage: Stage, ctx: QueryContext, *, always: bool = False) -> QueryContext:
         started = time.perf_counter()
         try:

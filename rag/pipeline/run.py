@@ -4,6 +4,7 @@ dry-run simulation and `rag.service.RAGService` all call `run_query`."""
 from __future__ import annotations
 
 from rag.retrieval.service import Reader
+from ragsite.exceptions import InvalidQuery
 from ragsite.request_id import get_request_id, new_request_id
 from tenants.models import Tenant
 
@@ -49,6 +50,7 @@ def run_query(
     question,
     reader: Reader | None = None,
     user_id: int | None = None,
+    api_key_prefix: str = "",
     request_id: str | None = None,
     executor: PipelineExecutor | None = None,
     **options,
@@ -56,14 +58,26 @@ def run_query(
     """Answer `question` for `tenant` with `options` (QueryConfig's fields); returns the finished
     context, whose `result` is the response. Raises the typed error of a failing stage
     (`InvalidQuery` 400, `NotFound` 404, `VectorStoreUnavailable` 503, `LLMUnavailable` 503,
-    `GenerationTimeout` 504, ...); the audit row and metrics record failures too."""
-    config = QueryConfig.from_options(**options)
+    `GenerationTimeout` 504, ...); the audit row and metrics record failures too, invalid options
+    included.
+
+    `reader` decides which confidential text may be read (default: a viewer with no access);
+    `user_id` or `api_key_prefix` name the caller for the audit trail and conversation history.
+    """
+    executor = executor or default_executor()
     ctx = QueryContext(
         tenant=tenant,
         question=question,
-        config=config,
+        config=QueryConfig.from_options(),  # the defaults, until the options are validated
         request_id=request_id or get_request_id() or new_request_id(),
         reader=reader or Reader(user_id=user_id),
         user_id=user_id,
+        api_key_prefix=api_key_prefix or "",
+        options=options,
     )
-    return (executor or default_executor()).execute(ctx)
+    try:
+        ctx.config = QueryConfig.from_options(**options)
+    except InvalidQuery as exc:
+        executor.record_refusal(ctx, exc)
+        raise
+    return executor.execute(ctx)

@@ -62,6 +62,7 @@ class EnhanceQueryStage:
                 tenant=ctx.tenant,
                 conversation_id=ctx.config.conversation_id,
                 user_id=ctx.user_id,
+                api_key_prefix=ctx.api_key_prefix,
                 limit=HISTORY_TURNS,
             )
             ctx.search_query = rewrite_follow_up(question, ctx.conversation)

@@ -3,6 +3,7 @@ line and the audit row (the last runs even when a critical stage failed)."""
 
 from __future__ import annotations
 
+import json
 import logging
 
 from rag.models import AuditLog, AuditStatus
@@ -175,7 +176,18 @@ def _audit(ctx: QueryContext, summary: dict) -> None:
         model_provider=summary["model_provider"],
         model=summary["model"],
         cache_hit=ctx.cache_hit,
+        api_key_prefix=ctx.api_key_prefix,
+        options=_json_safe(ctx.options),
+        result=ctx.result if failure is None else None,
     )
+
+
+def _json_safe(options: dict) -> dict:
+    """The caller's options as JSON can store them (a refused request may carry anything)."""
+    try:
+        return json.loads(json.dumps(options, default=str))
+    except (TypeError, ValueError):
+        return {"unreadable": True}
 
 
 def _printable(question) -> str:

@@ -1,0 +1,3 @@
+"""Placeholder: filled in by its own change."""
+
+urlpatterns: list = []

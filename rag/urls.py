@@ -1,0 +1,11 @@
+"""/api/v1/rag/: the research API (see rag.api)."""
+
+from rag.api import admin_ops, admin_templates, cases, documents, query
+
+urlpatterns = [
+    *query.urlpatterns,
+    *cases.urlpatterns,
+    *documents.urlpatterns,
+    *admin_templates.urlpatterns,
+    *admin_ops.urlpatterns,
+]
