@@ -6,6 +6,7 @@ import logging
 
 from celery import shared_task
 from celery.signals import worker_ready
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
 from ragsite.exceptions import NotFound
@@ -55,3 +56,18 @@ def reindex_stale_documents() -> int:
 def _reindex_after_model_change(sender=None, **_kwargs):
     # A worker that starts with a different EMBEDDING_MODEL re-embeds what the old model indexed.
     reindex_stale_documents.delay()
+
+
+@shared_task(
+    name="rag.run_query_job",
+    soft_time_limit=settings.RAG_QUERY_JOB_TIME_LIMIT,
+    time_limit=settings.RAG_QUERY_JOB_TIME_LIMIT + 30,
+)
+def run_query_job(job_id: str) -> str:
+    """Run one async query job (rag.queries.services.query_job_run); returns its final status.
+
+    Acknowledged late (settings), so a job whose worker dies is delivered again and re-run, up to
+    RAG_QUERY_JOB_MAX_ATTEMPTS runs."""
+    from rag.queries.services import query_job_run
+
+    return query_job_run(job_id=job_id).status

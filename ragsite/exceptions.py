@@ -77,6 +77,20 @@ class GenerationTimeout(ApplicationError):
     default_message = "The language model did not answer in time."
 
 
+class QueueUnavailable(ApplicationError):
+    """A background job could not be handed to the task queue (the broker is down)."""
+
+    status_code = 503
+    default_message = "Background processing is temporarily unavailable. Please try again."
+
+
+class WorkerLost(ApplicationError):
+    """The worker running a job died more often than RAG_QUERY_JOB_MAX_ATTEMPTS allows."""
+
+    status_code = 503
+    default_message = "The query's worker stopped; submit it again."
+
+
 class ConfigurationError(ApplicationError):
     """A setting names something that cannot be used (e.g. a reranker model directory that is missing)."""
 

@@ -15,6 +15,13 @@ class Pagination(PageNumberPagination):
     max_page_size = 200
 
 
+class PageParameters(serializers.Serializer):
+    """The pagination query parameters, for `extend_schema(parameters=[..., PageParameters])`."""
+
+    page = serializers.IntegerField(min_value=1, required=False)
+    page_size = serializers.IntegerField(min_value=1, max_value=200, required=False)
+
+
 def paginated(view, queryset, serializer_class):
     """The paginated response of `queryset` rendered with `serializer_class` for `view`."""
     paginator = Pagination()

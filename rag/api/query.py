@@ -1,3 +1,318 @@
-"""Placeholder: filled in by its own change."""
+"""Asking questions: `POST query` (sync or async), `GET jobs/<job_id>`, and the caller's history
+(`GET queries`, `GET queries/<request_id>`). Any role may ask; a job or a past question is
+visible to whoever asked it (and, for jobs, the tenant's admins)."""
 
-urlpatterns: list = []
+from __future__ import annotations
+
+from django.conf import settings
+from django.urls import path, reverse
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.parsers import JSONParser
+from rest_framework.response import Response
+
+from rag.models import AuditStatus, JobStatus, QueryJob
+from rag.pipeline.sanitize import injection_findings
+from rag.queries import selectors, services
+from rag.queries.caller import Caller
+from ragsite.exceptions import Conflict, InvalidInput, InvalidQuery
+from ragsite.throttling import check_injection_budget
+from tenants.api_base import TenantApiView
+
+from .common import PageParameters, error_response, paginated
+from .schemas import JobAcceptedSerializer, JobSerializer, QueryRequestSerializer, QueryResultSerializer
+
+MODES = ("sync", "async")
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+
+_EXAMPLE_REQUEST = {
+    "tenant_id": "acme-law",
+    "query": "What are the requirements for a valid contract?",
+    "mode": "sync",
+    "top_k": 5,
+    "template_id": "legal_analysis_balanced",
+    "citation_style": "inline_numbers",
+    "response_style": "balanced",
+    "filters": {
+        "date_range_start": "2020-01-01",
+        "jurisdictions": ["India"],
+        "doc_types": ["act", "judgment"],
+    },
+    "strictness": "normal",
+    "follow_up_count": 2,
+    "dry_run": False,
+}
+_EXAMPLE_RESPONSE = {
+    "answer": "According to Section 10 of the Indian Contract Act, 1872 [1], a valid contract requires...",
+    "message": None,
+    "citations": [
+        {
+            "citation_id": "1",
+            "doc_id": "doc_42",
+            "document_id": 42,
+            "title": "Indian Contract Act, 1872 - Section 10",
+            "source": "Act / Statute",
+            "snippet": "All agreements are contracts if they are made by the free consent of parties...",
+            "page": 3,
+            "page_end": 3,
+            "similarity_score": 0.95,
+            "rank_score": 0.92,
+            "date": "1872-09-01",
+            "chunk_id": 1187,
+            "char_start": 10412,
+            "char_end": 10496,
+            "redacted": False,
+        }
+    ],
+    "follow_up_questions": [
+        "What happens if one of these elements is missing?",
+        "Are there any exceptions to these requirements?",
+    ],
+    "confidence_score": 0.88,
+    "disclaimer": "",
+    "flags": {
+        "hallucination_warning": False,
+        "hallucination_detected": False,
+        "invalid_citations": [],
+        "mitigation_applied": None,
+        "needs_verification": False,
+        "redactions_applied": False,
+        "cache_hit": False,
+        "prompt_injection_detected": False,
+        "indirect_injection_detected": False,
+    },
+    "provenance": {
+        "index_version": 12,
+        "snapshot_id": "snap_20251018093000_v12",
+        "weights_version": 0,
+        "retrieval_latency_ms": 42.3,
+        "model_provider": "anthropic",
+        "model": "claude-sonnet-4-5",
+        "tokens_used": 1247,
+        "cost_estimate": 0.0023,
+        "template_id": "legal_analysis_balanced",
+        "template_version": 1,
+        "documents_retrieved": [42, 57],
+        "documents_used": [42],
+        "not_found_reason": None,
+        "timing": {"search_ms": 42.3, "inference_ms": 823.5, "total_ms": 891.2, "stages": {}},
+    },
+    "request_id": "req_abc123",
+    "timestamp": "2025-10-18T10:30:00Z",
+}
+
+
+def job_body(job: QueryJob) -> dict:
+    """A job as the API shows it."""
+    return {
+        "job_id": job.job_id,
+        "status": job.status,
+        "mode": job.mode,
+        "request_id": job.request_id,
+        "poll_url": reverse("rag-job-detail", kwargs={"job_id": job.job_id}),
+        "created_at": job.created_at,
+        "started_at": job.started_at,
+        "finished_at": job.finished_at,
+        "attempts": job.attempts,
+        "timing": _job_timing(job),
+        "result": job.result,
+        "error": job.error,
+    }
+
+
+def _job_timing(job: QueryJob) -> dict:
+    def ms(start, end):
+        return round((end - start).total_seconds() * 1000, 1) if start and end else None
+
+    return {
+        "queued_ms": ms(job.created_at, job.started_at),
+        "run_ms": ms(job.started_at, job.finished_at),
+        "total_ms": ms(job.created_at, job.finished_at),
+    }
+
+
+class QueryApi(TenantApiView):
+    """POST: ask a question. `mode: sync` answers in the response; `mode: async` queues a job and
+    answers 202 with its poll URL. An `Idempotency-Key` header makes the request repeatable: the
+    same key and body return the same job (async) or the same answer (sync)."""
+
+    parser_classes = [JSONParser]
+
+    @extend_schema(
+        operation_id="rag_query",
+        request=QueryRequestSerializer,
+        parameters=[
+            OpenApiParameter(
+                IDEMPOTENCY_HEADER,
+                str,
+                OpenApiParameter.HEADER,
+                required=False,
+                description="Repeat-safe submission: the same key and body give the same job/answer.",
+            )
+        ],
+        responses={
+            200: OpenApiResponse(
+                QueryResultSerializer,
+                description="sync: the answer (answer null = not found in the knowledge base). async "
+                "with a known Idempotency-Key: the job it created, in the 202 shape.",
+            ),
+            202: OpenApiResponse(JobAcceptedSerializer, description="async: the job was queued."),
+            404: error_response("A filter or template names something the tenant does not have."),
+            409: error_response("The Idempotency-Key was used with another body, or is still running."),
+            415: error_response("The body is not JSON."),
+            503: error_response("The index, the model or the job queue is unavailable."),
+            504: error_response("The model did not answer in time."),
+        },
+        examples=[
+            OpenApiExample("Sync request", value=_EXAMPLE_REQUEST, request_only=True),
+            OpenApiExample("Async request", value={**_EXAMPLE_REQUEST, "mode": "async"}, request_only=True),
+            OpenApiExample(
+                "Sync response", value=_EXAMPLE_RESPONSE, response_only=True, status_codes=["200"]
+            ),
+            OpenApiExample(
+                "Async response",
+                value={
+                    "job_id": "job_xyz789",
+                    "status": "queued",
+                    "request_id": "req_abc123",
+                    "poll_url": "/api/v1/rag/jobs/job_xyz789",
+                },
+                response_only=True,
+                status_codes=["202"],
+            ),
+        ],
+    )
+    def post(self, request):
+        if not isinstance(request.data, dict):
+            raise InvalidInput("The body must be a JSON object.", details={"body": "Must be an object."})
+        options = dict(request.data)
+        options.pop("tenant_id", None)  # checked against the credential already (TenantApiView)
+        if "query" not in options:
+            raise InvalidQuery("The query is missing.", details={"query": "This field is required."})
+        question = options.pop("query")
+        mode = options.pop("mode", "sync")
+        if mode not in MODES:
+            raise InvalidInput(f"Unknown mode {mode!r}.", details={"mode": f"One of: {', '.join(MODES)}."})
+        caller = Caller.from_request(request)
+        if self._flagged_as_injection(question):
+            check_injection_budget(request)
+        key = request.headers.get(IDEMPOTENCY_HEADER, "")
+        if mode == "async":
+            job, created = services.query_job_submit(
+                caller=caller, question=question, options=options, mode=mode, idempotency_key=key
+            )
+            accepted = {field: job_body(job)[field] for field in JobAcceptedSerializer().fields}
+            return Response(accepted, status=202 if created else 200)
+        if key:
+            return self._idempotent_sync(caller, question, options, key)
+        return Response(services.query_run(caller=caller, question=question, **options).result)
+
+    @staticmethod
+    def _flagged_as_injection(question) -> bool:
+        detecting = settings.RAG_ENABLE_INJECTION_DETECTION
+        return detecting and isinstance(question, str) and bool(injection_findings(question))
+
+    def _idempotent_sync(self, caller: Caller, question, options: dict, key: str) -> Response:
+        job, created = services.query_job_submit(
+            caller=caller, question=question, options=options, mode="sync", idempotency_key=key, enqueue=False
+        )
+        if created:
+            job = services.query_job_run(job_id=job.job_id)
+        if job.status == JobStatus.SUCCEEDED:
+            return Response(job.result)
+        if job.status == JobStatus.FAILED:
+            error = dict(job.error)
+            status = error.pop("status", 500)
+            return Response({**error, "request_id": job.request_id}, status=status)
+        raise Conflict(
+            "A request with this Idempotency-Key is still running; retry shortly.",
+            details={"Idempotency-Key": "In progress.", "job_id": job.job_id},
+        )
+
+
+class JobDetailApi(TenantApiView):
+    """GET: an async job's status, and its result or error once finished."""
+
+    @extend_schema(
+        operation_id="rag_job_detail",
+        responses={200: JobSerializer, 404: error_response("No such job for this caller.")},
+    )
+    def get(self, request, job_id: str):
+        caller = Caller.from_request(request)
+        job = selectors.query_job_get(tenant=self.tenant, job_id=job_id, caller=caller)
+        job = services.query_job_fail_if_stale(job)
+        return Response(JobSerializer(job_body(job)).data)
+
+
+class HistoryRowSerializer(serializers.Serializer):
+    request_id = serializers.CharField()
+    query = serializers.CharField()
+    search_query = serializers.CharField(allow_blank=True)
+    status = serializers.CharField()
+    error_type = serializers.CharField(allow_blank=True)
+    conversation_id = serializers.CharField(allow_blank=True)
+    template_id = serializers.CharField(allow_blank=True)
+    confidence = serializers.FloatField(allow_null=True)
+    latency_ms = serializers.FloatField()
+    cache_hit = serializers.BooleanField()
+    flags = serializers.JSONField()
+    documents_used = serializers.JSONField()
+    options = serializers.JSONField(help_text="The options it was asked with (to ask it again).")
+    created_at = serializers.DateTimeField()
+
+
+class HistoryDetailSerializer(HistoryRowSerializer):
+    result = serializers.JSONField(allow_null=True, help_text="The response given (null if it failed).")
+
+
+class QueryHistoryListApi(TenantApiView):
+    """GET: the caller's own questions, newest first (paginated; filters below)."""
+
+    class FilterSerializer(serializers.Serializer):
+        status = serializers.ChoiceField(AuditStatus.values, required=False)
+        conversation_id = serializers.CharField(max_length=100, required=False)
+        q = serializers.CharField(max_length=200, required=False, help_text="Text in the question.")
+        since = serializers.DateTimeField(required=False)
+        until = serializers.DateTimeField(required=False)
+
+    @extend_schema(
+        operation_id="rag_query_history",
+        parameters=[FilterSerializer, PageParameters],
+        responses={200: HistoryRowSerializer(many=True), 404: error_response("No such page.")},
+    )
+    def get(self, request):
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        data = filters.validated_data
+        rows = selectors.query_history_list(
+            tenant=self.tenant,
+            caller=Caller.from_request(request),
+            status=data.get("status"),
+            conversation_id=data.get("conversation_id"),
+            text=data.get("q"),
+            since=data.get("since"),
+            until=data.get("until"),
+        )
+        return paginated(self, rows, HistoryRowSerializer)
+
+
+class QueryHistoryDetailApi(TenantApiView):
+    """GET: one of the caller's questions with the response it got."""
+
+    @extend_schema(
+        operation_id="rag_query_history_detail",
+        responses={200: HistoryDetailSerializer, 404: error_response("No such question of this caller.")},
+    )
+    def get(self, request, request_id: str):
+        row = selectors.query_history_get(
+            tenant=self.tenant, caller=Caller.from_request(request), request_id=request_id
+        )
+        return Response(HistoryDetailSerializer(row).data)
+
+
+urlpatterns = [
+    path("query", QueryApi.as_view(), name="rag-query"),
+    path("jobs/<str:job_id>", JobDetailApi.as_view(), name="rag-job-detail"),
+    path("queries", QueryHistoryListApi.as_view(), name="rag-query-history"),
+    path("queries/<str:request_id>", QueryHistoryDetailApi.as_view(), name="rag-query-history-detail"),
+]

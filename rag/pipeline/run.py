@@ -11,6 +11,7 @@ from tenants.models import Tenant
 from .config import QueryConfig
 from .context import QueryContext
 from .executor import PipelineExecutor
+from .sanitize import sanitize
 from .stages.answer import PostProcessStage, VerifyStage
 from .stages.cache_lookup import CacheLookupStage
 from .stages.enhance import EnhanceQueryStage
@@ -65,7 +66,40 @@ def run_query(
     `user_id` or `api_key_prefix` name the caller for the audit trail and conversation history.
     """
     executor = executor or default_executor()
-    ctx = QueryContext(
+    ctx = _context(tenant, question, reader, user_id, api_key_prefix, request_id, options)
+    try:
+        ctx.config = QueryConfig.from_options(**options)
+    except InvalidQuery as exc:
+        executor.record_refusal(ctx, exc)
+        raise
+    return executor.execute(ctx)
+
+
+def validate_query(
+    *,
+    tenant: Tenant,
+    question,
+    user_id: int | None = None,
+    api_key_prefix: str = "",
+    request_id: str | None = None,
+    executor: PipelineExecutor | None = None,
+    **options,
+) -> None:
+    """Refuse now what `run_query` would refuse before searching (bad options, an empty, too long
+    or — under the reject policy — injected question), recorded the same way. For requests that
+    run later, such as async jobs, so a bad request fails at once instead of as a job."""
+    executor = executor or default_executor()
+    ctx = _context(tenant, question, None, user_id, api_key_prefix, request_id, options)
+    try:
+        ctx.config = QueryConfig.from_options(**options)
+        sanitize(question, tenant_id=tenant.pk, options=ctx.config.cache_fields())
+    except InvalidQuery as exc:
+        executor.record_refusal(ctx, exc)
+        raise
+
+
+def _context(tenant, question, reader, user_id, api_key_prefix, request_id, options) -> QueryContext:
+    return QueryContext(
         tenant=tenant,
         question=question,
         config=QueryConfig.from_options(),  # the defaults, until the options are validated
@@ -75,9 +109,3 @@ def run_query(
         api_key_prefix=api_key_prefix or "",
         options=options,
     )
-    try:
-        ctx.config = QueryConfig.from_options(**options)
-    except InvalidQuery as exc:
-        executor.record_refusal(ctx, exc)
-        raise
-    return executor.execute(ctx)

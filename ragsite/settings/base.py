@@ -174,6 +174,7 @@ REST_FRAMEWORK = {
         "tenants.authentication.TenantSessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["tenants.permissions.HasTenant"],
+    "DEFAULT_THROTTLE_CLASSES": ["ragsite.throttling.TenantClientThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "EXCEPTION_HANDLER": "ragsite.exception_handlers.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "ragsite.schema.LexragAutoSchema",
@@ -195,6 +196,14 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
 }
+# Throttling (ragsite/throttling.py): requests per window, as "120/min", "5/hour" or "0/min" (off).
+# Per tenant, per credential (API key or user), and for queries flagged as injection attempts.
+API_THROTTLE_TENANT_RATE = env("API_THROTTLE_TENANT_RATE", default="3000/min")
+API_THROTTLE_CLIENT_RATE = env("API_THROTTLE_CLIENT_RATE", default="600/min")
+API_THROTTLE_INJECTION_RATE = env("API_THROTTLE_INJECTION_RATE", default="5/min")
+# Async query jobs: seconds a job may run, and how often a job whose worker died is run again.
+RAG_QUERY_JOB_TIME_LIMIT = env.int("RAG_QUERY_JOB_TIME_LIMIT", default=300)
+RAG_QUERY_JOB_MAX_ATTEMPTS = env.int("RAG_QUERY_JOB_MAX_ATTEMPTS", default=2)
 # Seconds between writes of an API key's last-used time (saves a write on every request).
 API_KEY_LAST_USED_RESOLUTION_SECONDS = env.int("API_KEY_LAST_USED_RESOLUTION_SECONDS", default=60)
 

@@ -15,3 +15,7 @@ if REDIS_URL:
 MEDIA_ROOT = env_path("MEDIA_ROOT", BASE_DIR / "var" / "test-media")
 LOG_LEVEL = env("LOG_LEVEL", default="WARNING")
 LOGGING["root"]["level"] = LOG_LEVEL
+# Throttling stays on but out of the way; tests about it set low rates with override_settings.
+API_THROTTLE_TENANT_RATE = env("API_THROTTLE_TENANT_RATE", default="100000/min")
+API_THROTTLE_CLIENT_RATE = env("API_THROTTLE_CLIENT_RATE", default="100000/min")
+API_THROTTLE_INJECTION_RATE = env("API_THROTTLE_INJECTION_RATE", default="100000/min")

@@ -1,0 +1,162 @@
+"""Serializers describing the query request and result for OpenAPI (the pipeline builds the
+result dicts itself: rag.pipeline.result). Request validation stays in the pipeline's
+`QueryConfig`, so the API and the Python `RAGService` refuse the same things the same way."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from rag.models import DocType, SourceType
+from rag.retrieval.hybrid import MODES as SEARCH_MODES
+from rag.retrieval.service import MAX_TOP_K
+from templates_admin.rendering import CITATION_STYLES, RESPONSE_STYLES, STRICTNESS_LEVELS
+
+
+class FiltersSerializer(serializers.Serializer):
+    date_range_start = serializers.DateField(required=False, help_text="Documents dated on or after.")
+    date_range_end = serializers.DateField(required=False, help_text="Documents dated on or before.")
+    jurisdictions = serializers.ListField(child=serializers.CharField(), required=False)
+    doc_types = serializers.ListField(child=serializers.ChoiceField(DocType.values), required=False)
+    source_types = serializers.ListField(child=serializers.ChoiceField(SourceType.values), required=False)
+    case_ids = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False)
+    document_ids = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False)
+    metadata = serializers.DictField(
+        required=False, help_text='Document metadata that must match, e.g. {"party": "Acme", "year": 2023}.'
+    )
+
+
+class QueryOptionsSerializer(serializers.Serializer):
+    """Every per-request option of the pipeline (all optional; unknown ones are refused)."""
+
+    tenant_id = serializers.CharField(
+        required=False, help_text="Optional; must be the tenant of your credentials (slug or id)."
+    )
+    top_k = serializers.IntegerField(min_value=1, max_value=MAX_TOP_K, required=False)
+    similarity_threshold = serializers.FloatField(min_value=-1, max_value=1, required=False)
+    reranking_enabled = serializers.BooleanField(required=False)
+    max_chunks = serializers.IntegerField(min_value=1, max_value=MAX_TOP_K, required=False)
+    template_id = serializers.CharField(required=False)
+    citation_style = serializers.ChoiceField(CITATION_STYLES, required=False)
+    response_style = serializers.ChoiceField(RESPONSE_STYLES, required=False)
+    strictness = serializers.ChoiceField(STRICTNESS_LEVELS, required=False)
+    follow_up_count = serializers.IntegerField(min_value=0, max_value=5, required=False)
+    temperature = serializers.FloatField(min_value=0, max_value=1, required=False)
+    max_new_tokens = serializers.IntegerField(min_value=1, max_value=8192, required=False)
+    token_budget = serializers.IntegerField(min_value=200, max_value=100_000, required=False)
+    filters = FiltersSerializer(required=False)
+    search_mode = serializers.ChoiceField(SEARCH_MODES, required=False)
+    conversation_id = serializers.CharField(
+        max_length=100, required=False, help_text="Follow-up questions in one conversation are rewritten."
+    )
+    use_cache = serializers.BooleanField(required=False)
+    cot_enabled = serializers.BooleanField(required=False)
+    show_cot_steps = serializers.BooleanField(required=False)
+    max_reasoning_depth = serializers.IntegerField(min_value=1, max_value=10, required=False)
+
+
+class QueryRequestSerializer(QueryOptionsSerializer):
+    query = serializers.CharField(help_text="The question (at most RAG_MAX_QUERY_LENGTH characters).")
+    mode = serializers.ChoiceField(["sync", "async"], default="sync")
+    dry_run = serializers.BooleanField(required=False, help_text="Build the prompt without the model.")
+
+
+class CitationSerializer(serializers.Serializer):
+    citation_id = serializers.CharField()
+    doc_id = serializers.CharField(help_text='"doc_<document_id>"')
+    document_id = serializers.IntegerField()
+    title = serializers.CharField()
+    source = serializers.CharField()
+    snippet = serializers.CharField(allow_blank=True)
+    page = serializers.IntegerField()
+    page_end = serializers.IntegerField()
+    similarity_score = serializers.FloatField()
+    rank_score = serializers.FloatField()
+    date = serializers.DateField(allow_null=True)
+    chunk_id = serializers.IntegerField()
+    char_start = serializers.IntegerField(help_text="document.text[char_start:char_end] == snippet")
+    char_end = serializers.IntegerField()
+    redacted = serializers.BooleanField()
+
+
+class FlagsSerializer(serializers.Serializer):
+    hallucination_warning = serializers.BooleanField()
+    hallucination_detected = serializers.BooleanField()
+    invalid_citations = serializers.ListField(child=serializers.CharField())
+    mitigation_applied = serializers.ListField(child=serializers.CharField(), allow_null=True)
+    needs_verification = serializers.BooleanField()
+    redactions_applied = serializers.BooleanField()
+    cache_hit = serializers.BooleanField()
+    prompt_injection_detected = serializers.BooleanField()
+    indirect_injection_detected = serializers.BooleanField()
+
+
+class TimingSerializer(serializers.Serializer):
+    search_ms = serializers.FloatField()
+    inference_ms = serializers.FloatField()
+    total_ms = serializers.FloatField()
+    stages = serializers.DictField(child=serializers.FloatField(), help_text="Milliseconds per stage.")
+
+
+class ProvenanceSerializer(serializers.Serializer):
+    index_version = serializers.IntegerField(allow_null=True)
+    snapshot_id = serializers.CharField(allow_null=True)
+    weights_version = serializers.IntegerField(allow_null=True)
+    retrieval_latency_ms = serializers.FloatField()
+    model_provider = serializers.CharField(allow_null=True)
+    model = serializers.CharField(allow_null=True)
+    tokens_used = serializers.IntegerField()
+    cost_estimate = serializers.FloatField()
+    template_id = serializers.CharField(allow_null=True)
+    template_version = serializers.IntegerField(allow_null=True)
+    documents_retrieved = serializers.ListField(child=serializers.IntegerField())
+    documents_used = serializers.ListField(child=serializers.IntegerField())
+    not_found_reason = serializers.CharField(allow_null=True, required=False)
+    timing = TimingSerializer()
+
+
+class QueryResultSerializer(serializers.Serializer):
+    """The orchestration spec's response, plus the fields needed to open each cited passage."""
+
+    answer = serializers.CharField(allow_null=True, help_text='null means "I don\'t know".')
+    message = serializers.CharField(allow_null=True, required=False)
+    citations = CitationSerializer(many=True)
+    follow_up_questions = serializers.ListField(child=serializers.CharField(), required=False)
+    confidence_score = serializers.FloatField(required=False)
+    disclaimer = serializers.CharField(allow_blank=True, required=False)
+    flags = FlagsSerializer()
+    provenance = ProvenanceSerializer()
+    request_id = serializers.CharField()
+    timestamp = serializers.DateTimeField()
+
+
+class JobErrorSerializer(serializers.Serializer):
+    error_type = serializers.CharField()
+    message = serializers.CharField()
+    details = serializers.JSONField()
+    status = serializers.IntegerField(help_text="The HTTP status the same failure has in sync mode.")
+
+
+class JobSerializer(serializers.Serializer):
+    job_id = serializers.CharField()
+    status = serializers.ChoiceField(["queued", "running", "succeeded", "failed"])
+    mode = serializers.CharField()
+    request_id = serializers.CharField()
+    poll_url = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    attempts = serializers.IntegerField()
+    timing = serializers.DictField(
+        child=serializers.FloatField(allow_null=True), help_text="queued_ms, run_ms, total_ms"
+    )
+    result = serializers.JSONField(allow_null=True, help_text="The query result once succeeded.")
+    error = JobErrorSerializer(allow_null=True)
+
+
+class JobAcceptedSerializer(serializers.Serializer):
+    """The spec's async response."""
+
+    job_id = serializers.CharField()
+    status = serializers.CharField()
+    request_id = serializers.CharField()
+    poll_url = serializers.CharField()

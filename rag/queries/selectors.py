@@ -1,0 +1,63 @@
+"""Reads of query jobs and query history. A caller sees its own jobs and questions; a tenant
+admin sees every job of the tenant. Anything else (another caller's, another tenant's, missing)
+is the same `NotFound`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db.models import QuerySet
+
+from ragsite.exceptions import NotFound
+from tenants.selectors import owned_list
+
+from ..models import AuditLog, QueryJob
+from .caller import Caller
+
+
+def query_job_get(*, tenant, job_id: str, caller: Caller) -> QueryJob:
+    job = owned_list(QueryJob, tenant=tenant).filter(job_id=str(job_id)).first()
+    if job is None or not (caller.is_admin or caller.owns(job)):
+        raise NotFound("Query job not found.")
+    return job
+
+
+def query_job_find_idempotent(*, tenant, idempotency_key: str) -> QueryJob | None:
+    """The tenant's job submitted under `idempotency_key` (which already names its caller)."""
+    return owned_list(QueryJob, tenant=tenant).filter(idempotency_key=idempotency_key).first()
+
+
+def query_history_list(
+    *,
+    tenant,
+    caller: Caller,
+    status: str | None = None,
+    conversation_id: str | None = None,
+    text: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> QuerySet[AuditLog]:
+    """The caller's own questions, newest first (a user's, or an API key's)."""
+    rows = owned_list(AuditLog, tenant=tenant).filter(
+        user_id=caller.user_id, api_key_prefix=caller.api_key_prefix
+    )
+    if status:
+        rows = rows.filter(status=status)
+    if conversation_id:
+        rows = rows.filter(conversation_id=conversation_id)
+    if text:
+        rows = rows.filter(query__icontains=text)
+    if since:
+        rows = rows.filter(created_at__gte=since)
+    if until:
+        rows = rows.filter(created_at__lt=until)
+    return rows.order_by("-created_at", "-pk")
+
+
+def query_history_get(*, tenant, caller: Caller, request_id: str) -> AuditLog:
+    """The caller's latest question with this request id (ids can repeat when a client reuses its
+    X-Request-ID)."""
+    row = query_history_list(tenant=tenant, caller=caller).filter(request_id=str(request_id)).first()
+    if row is None:
+        raise NotFound("Query not found.")
+    return row

@@ -1,0 +1,136 @@
+"""API throttling: fixed-window request counters in Redis, per tenant and per credential.
+
+Every authenticated API request counts against two budgets at once, its tenant's
+(`API_THROTTLE_TENANT_RATE`) and its credential's (`API_THROTTLE_CLIENT_RATE`: the API key, or the
+logged-in user); queries flagged as prompt-injection attempts also count against the much smaller
+`API_THROTTLE_INJECTION_RATE` of their credential. Over a budget the answer is 429 with
+`Retry-After` (seconds until the window resets).
+
+The counters live in the default cache: one INCR + EXPIRE round trip to Redis per request (django-
+redis), so every web process shares them; without Redis, the in-process cache counts per process.
+A Redis outage lets requests through (throttling fails open, the cache is optional by design).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.cache import cache
+from django.core.exceptions import ImproperlyConfigured
+from rest_framework.exceptions import Throttled
+from rest_framework.throttling import BaseThrottle
+
+logger = logging.getLogger(__name__)
+
+_UNITS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600}
+_UNITS.update({"d": 86400, "day": 86400})
+_RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d*)\s*([a-z]+)\s*$")
+
+
+@dataclass(frozen=True)
+class Rate:
+    """`count` requests per `seconds`; `count` 0 means unlimited."""
+
+    count: int
+    seconds: int
+
+    @classmethod
+    def parse(cls, text: str) -> Rate:
+        """ "120/min", "5/hour", "10/30s" (= 10 per 30 seconds), "0/min" (unlimited)."""
+        match = _RATE.match(str(text).lower())
+        unit = match and (_UNITS.get(match[3]) or _UNITS.get(match[3].rstrip("s")))
+        if not unit:
+            raise ImproperlyConfigured(f"Invalid throttle rate {text!r}: use e.g. '120/min' or '5/hour'.")
+        return cls(int(match[1]), unit * int(match[2] or 1))
+
+
+def _rates() -> dict[str, Rate]:
+    return {
+        "tenant": Rate.parse(settings.API_THROTTLE_TENANT_RATE),
+        "client": Rate.parse(settings.API_THROTTLE_CLIENT_RATE),
+        "injection": Rate.parse(settings.API_THROTTLE_INJECTION_RATE),
+    }
+
+
+def _count(keys_and_rates: list[tuple[str, Rate]], now: float) -> list[int] | None:
+    """Increment each window counter; their new values, or None when the cache is unavailable."""
+    keys = [f"throttle:{key}:{int(now // rate.seconds)}" for key, rate in keys_and_rates]
+    try:
+        client = _redis_client()
+        if client is not None:
+            pipe = client.pipeline(transaction=False)
+            for full_key, (_, rate) in zip(keys, keys_and_rates, strict=True):
+                redis_key = cache.make_key(full_key)
+                pipe.incr(redis_key)
+                pipe.expire(redis_key, rate.seconds + 1, nx=True)
+            return pipe.execute()[::2]
+        counts = []
+        for full_key, (_, rate) in zip(keys, keys_and_rates, strict=True):
+            cache.add(full_key, 0, timeout=rate.seconds + 1)
+            counts.append(cache.incr(full_key))
+        return counts
+    except Exception as exc:  # fail open: a cache outage must not refuse requests
+        logger.warning("throttle counters unavailable (%s): request let through", type(exc).__name__)
+        return None
+
+
+def _redis_client():
+    """The raw Redis client behind the default cache, or None for a non-Redis cache."""
+    if "RedisCache" not in settings.CACHES["default"]["BACKEND"]:
+        return None
+    from django_redis import get_redis_connection
+
+    return get_redis_connection("default")
+
+
+def _check(budgets: list[tuple[str, Rate]]) -> None:
+    """Count one request against each budget; raise Throttled (with the wait) if any is exceeded."""
+    budgets = [(key, rate) for key, rate in budgets if rate.count > 0]
+    if not budgets:
+        return
+    now = time.time()
+    counts = _count(budgets, now)
+    if counts is None:
+        return
+    waits = [
+        rate.seconds - (now % rate.seconds)
+        for (_, rate), count in zip(budgets, counts, strict=True)
+        if count > rate.count
+    ]
+    if waits:
+        raise Throttled(wait=max(waits))
+
+
+def client_ident(request) -> str:
+    """The credential a request counts against: its API key, else its user."""
+    credential = request.auth
+    api_key = getattr(credential, "api_key", None)
+    return f"key:{api_key.prefix}" if api_key is not None else f"user:{request.user.pk}"
+
+
+class TenantClientThrottle(BaseThrottle):
+    """DRF throttle of every tenant-scoped request: the tenant's and the credential's budgets."""
+
+    def allow_request(self, request, view) -> bool:
+        tenant = getattr(request.auth, "tenant", None)
+        if tenant is None:  # unauthenticated or tenant-less: permissions have answered already
+            return True
+        rates = _rates()
+        _check(
+            [
+                (f"tenant:{tenant.pk}", rates["tenant"]),
+                (f"client:{tenant.pk}:{client_ident(request)}", rates["client"]),
+            ]
+        )
+        return True
+
+
+def check_injection_budget(request) -> None:
+    """Count a query flagged as a prompt-injection attempt against its credential's small budget;
+    raise Throttled (429) once it is spent."""
+    tenant = request.auth.tenant
+    _check([(f"injection:{tenant.pk}:{client_ident(request)}", _rates()["injection"])])
