@@ -11,6 +11,8 @@ import logging
 from django.core import exceptions as django_exceptions
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
+from django.views import csrf
+from django.views.decorators.csrf import csrf_exempt
 from django.views.defaults import page_not_found, server_error
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
@@ -72,10 +74,19 @@ def api_exception_handler(exc: Exception, context: dict) -> Response:
     return response
 
 
+@csrf_exempt  # an unknown URL answers 404 whatever the method; CSRF protects real views only
 def json_404(request, exception=None):
     if request.path.startswith("/api/"):
         return JsonResponse(error_body("NotFound", "No such endpoint."), status=404)
     return page_not_found(request, exception)
+
+
+def csrf_failure(request, reason=""):
+    """CSRF_FAILURE_VIEW: the JSON error body under /api/, Django's page elsewhere."""
+    if request.path.startswith("/api/"):
+        body = error_body("PermissionDenied", f"CSRF Failed: {reason}")
+        return JsonResponse(body, status=403)
+    return csrf.csrf_failure(request, reason=reason)
 
 
 def json_500(request):

@@ -12,6 +12,17 @@ class LexragAutoSchema(AutoSchema):
         return type(serializer).__qualname__.replace(".", "")
 
 
+_STRICT_REQUESTS: set[str] = set()
+
+
+def strict_request(serializer_class):
+    """Class decorator for a request serializer whose body refuses unknown fields: its OpenAPI
+    request component says `additionalProperties: false`, so clients (and schemathesis) know."""
+    name = serializer_class.__qualname__.replace(".", "").removesuffix("Serializer")
+    _STRICT_REQUESTS.add(f"{name}Request")
+    return serializer_class
+
+
 # Failures any authenticated endpoint can answer with, whatever it does.
 _COMMON_ERRORS = {
     "401": "Not authenticated: no, unknown or revoked credentials.",
@@ -34,13 +45,18 @@ ERROR_BODY_SCHEMA = {
 
 def add_error_responses(result, generator, request, public):
     """drf-spectacular postprocessing hook: every operation documents the error body for 400 (a
-    body or query it cannot parse), 500, and — when it needs credentials — 401/403/429, unless
-    the view documented a more specific response for that status itself."""
-    result.setdefault("components", {}).setdefault("schemas", {})["ErrorBody"] = ERROR_BODY_SCHEMA
-    for path_item in result.get("paths", {}).values():
+    body or query it cannot parse), 500, 404 when its path has an id, and — when it needs
+    credentials — 401/403/429, unless the view documented that status itself."""
+    components = result.setdefault("components", {}).setdefault("schemas", {})
+    components.setdefault("ErrorBody", ERROR_BODY_SCHEMA)
+    for name in _STRICT_REQUESTS & set(components):
+        components[name]["additionalProperties"] = False
+    for path, path_item in result.get("paths", {}).items():
         for operation in path_item.values():
             responses = operation.setdefault("responses", {})
             codes = {"400": "The request is not valid.", "500": "An unexpected error occurred."}
+            if "{" in path:
+                codes["404"] = "Not found: no such object for this tenant (or a malformed id)."
             if operation.get("security") != [{}] and "security" in operation:
                 codes.update(_COMMON_ERRORS)
             for code, description in codes.items():

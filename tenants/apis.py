@@ -7,7 +7,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ragsite.exceptions import InvalidInput
+from ragsite.exceptions import PermissionDenied
 
 from . import selectors, services
 from .api_base import TenantApiView
@@ -65,7 +65,7 @@ class TenantSwitchApi(APIView):
     @extend_schema(request=InputSerializer, responses=MembershipListApi.OutputSerializer)
     def post(self, request):
         if request.user.pk is None:
-            raise InvalidInput("An API key is bound to its tenant and cannot switch.")
+            raise PermissionDenied("An API key is bound to its tenant and cannot switch.")
         payload = self.InputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         credential = services.session_tenant_switch(
@@ -80,8 +80,8 @@ class ApiKeyOutputSerializer(serializers.Serializer):
     prefix = serializers.CharField()
     role = serializers.CharField()
     created_at = serializers.DateTimeField()
-    last_used_at = serializers.DateTimeField()
-    revoked_at = serializers.DateTimeField()
+    last_used_at = serializers.DateTimeField(allow_null=True)
+    revoked_at = serializers.DateTimeField(allow_null=True)
 
 
 class ApiKeyCreatedSerializer(ApiKeyOutputSerializer):
@@ -119,7 +119,7 @@ class ApiKeyRevokeApi(TenantApiView):
 
     required_role = Role.ADMIN
 
-    @extend_schema(responses=ApiKeyOutputSerializer)
+    @extend_schema(responses={200: ApiKeyOutputSerializer})
     def delete(self, request, key_id: int):
         api_key = services.api_key_revoke(tenant=self.tenant, key_id=key_id)
         return Response(ApiKeyOutputSerializer(api_key).data)

@@ -29,7 +29,7 @@ def paginated(view, queryset, serializer_class):
     return paginator.get_paginated_response(serializer_class(page, many=True).data)
 
 
-class ErrorSerializer(serializers.Serializer):
+class ErrorBodySerializer(serializers.Serializer):
     """The one error body every failure under /api/ has."""
 
     error_type = serializers.CharField(help_text='e.g. "InvalidQuery", "NotFound", "Throttled"')
@@ -39,4 +39,19 @@ class ErrorSerializer(serializers.Serializer):
 
 
 def error_response(description: str) -> OpenApiResponse:
-    return OpenApiResponse(ErrorSerializer, description=description)
+    return OpenApiResponse(ErrorBodySerializer, description=description)
+
+
+def page_of(serializer_class: type[serializers.Serializer]) -> type[serializers.Serializer]:
+    """The OpenAPI shape of a `paginated` response of `serializer_class` rows."""
+    name = serializer_class.__name__.removesuffix("Serializer")
+    return type(
+        f"{name}PageSerializer",
+        (serializers.Serializer,),
+        {
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": serializer_class(many=True),
+        },
+    )

@@ -19,7 +19,7 @@ from ragsite.exceptions import Conflict, InvalidInput, InvalidQuery
 from ragsite.throttling import check_injection_budget
 from tenants.api_base import TenantApiView
 
-from .common import PageParameters, error_response, paginated
+from .common import PageParameters, error_response, page_of, paginated
 from .schemas import JobAcceptedSerializer, JobSerializer, QueryRequestSerializer, QueryResultSerializer
 
 MODES = ("sync", "async")
@@ -278,7 +278,7 @@ class QueryHistoryListApi(TenantApiView):
     @extend_schema(
         operation_id="rag_query_history",
         parameters=[FilterSerializer, PageParameters],
-        responses={200: HistoryRowSerializer(many=True), 404: error_response("No such page.")},
+        responses={200: page_of(HistoryRowSerializer), 404: error_response("No such page.")},
     )
     def get(self, request):
         filters = self.FilterSerializer(data=request.query_params)

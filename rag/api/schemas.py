@@ -9,9 +9,11 @@ from rest_framework import serializers
 from rag.models import DocType, SourceType
 from rag.retrieval.hybrid import MODES as SEARCH_MODES
 from rag.retrieval.service import MAX_TOP_K
+from ragsite.schema import strict_request
 from templates_admin.rendering import CITATION_STYLES, RESPONSE_STYLES, STRICTNESS_LEVELS
 
 
+@strict_request
 class FiltersSerializer(serializers.Serializer):
     date_range_start = serializers.DateField(required=False, help_text="Documents dated on or after.")
     date_range_end = serializers.DateField(required=False, help_text="Documents dated on or before.")
@@ -54,6 +56,7 @@ class QueryOptionsSerializer(serializers.Serializer):
     max_reasoning_depth = serializers.IntegerField(min_value=1, max_value=10, required=False)
 
 
+@strict_request
 class QueryRequestSerializer(QueryOptionsSerializer):
     query = serializers.CharField(help_text="The question (at most RAG_MAX_QUERY_LENGTH characters).")
     mode = serializers.ChoiceField(["sync", "async"], default="sync")

@@ -11,6 +11,7 @@ from ragsite.env import BASE_DIR, env, env_path
 DEBUG = env.bool("DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+CSRF_FAILURE_VIEW = "ragsite.exception_handlers.csrf_failure"  # JSON under /api/
 VAR_DIR = env_path("VAR_DIR", BASE_DIR / "var")
 
 INSTALLED_APPS = [

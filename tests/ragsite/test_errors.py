@@ -1,5 +1,6 @@
 """One error body for every API failure: {"error_type", "message", "request_id", "details"}."""
 
+import json
 import logging
 
 import pytest
@@ -96,3 +97,25 @@ def test_unknown_api_urls_answer_json_even_in_debug(client, settings):
     settings.DEBUG = True
     response = client.get("/api/v1/missing")
     assert response["Content-Type"] == "application/json"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("method", ["post", "put", "patch", "delete"])
+def test_unknown_api_urls_answer_404_json_for_unsafe_methods_too(method):
+    from django.test import Client
+
+    response = getattr(Client(enforce_csrf_checks=True), method)("/api/v1/no/such/thing")
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["error_type"] == "NotFound"
+
+
+def test_a_csrf_failure_under_api_is_the_json_error_body(rf):
+    from ragsite.exception_handlers import csrf_failure
+
+    response = csrf_failure(rf.post("/api/v1/rag/query"), reason="CSRF cookie not set.")
+    assert response.status_code == 403
+    body = json.loads(response.content)
+    assert body["error_type"] == "PermissionDenied" and "CSRF cookie not set" in body["message"]
+    page = csrf_failure(rf.post("/admin/login/"), reason="CSRF cookie not set.")
+    assert page.status_code == 403 and b"<html" in page.content.lower()

@@ -117,4 +117,4 @@ def test_a_key_cannot_switch_tenant(tenant, other_tenant, make_key_client):
     response = make_key_client(tenant).post(
         "/api/v1/tenants/switch", {"tenant": "globex-legal"}, format="json"
     )
-    assert response.status_code == 400
+    assert response.status_code == 403  # an API key is bound to its tenant
