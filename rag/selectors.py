@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.db.models import Q, QuerySet
+from django.db.models import Q, QuerySet, Subquery
 
 from tenants.models import Tenant
 from tenants.selectors import owned_get, owned_list
@@ -83,10 +83,23 @@ def index_version_get(*, tenant: Tenant) -> int:
     return row or 0
 
 
-def index_snapshot_get(*, tenant: Tenant) -> tuple[int, datetime | None]:
-    """The tenant's corpus version and when it last changed (None before anything was indexed)."""
-    row = owned_list(IndexVersion, tenant=tenant).values_list("version", "updated_at").first()
-    return row or (0, None)
+def corpus_versions_get(*, tenant: Tenant) -> tuple[int, datetime | None, int]:
+    """(index version, when the corpus last changed, ranking weights version) in one query: what
+    a cached answer's key needs on every request (0, None, 0 before anything exists)."""
+    index = owned_list(IndexVersion, tenant=tenant)
+    weights = owned_list(RankingWeights, tenant=tenant)
+    row = (
+        Tenant.objects.filter(pk=tenant.pk)
+        .annotate(
+            index_version=Subquery(index.values("version")[:1]),
+            indexed_at=Subquery(index.values("updated_at")[:1]),
+            weights_version=Subquery(weights.values("version")[:1]),
+        )
+        .values_list("index_version", "indexed_at", "weights_version")
+        .first()
+    )
+    index_version, indexed_at, weights_version = row or (None, None, None)
+    return index_version or 0, indexed_at, weights_version or 0
 
 
 def ranking_weights_get(*, tenant: Tenant) -> Weights:

@@ -39,8 +39,7 @@ class CacheLookupStage:
 
     def run(self, ctx: QueryContext) -> QueryContext:
         tenant = ctx.tenant
-        ctx.index_version, ctx.indexed_at = selectors.index_snapshot_get(tenant=tenant)
-        ctx.weights_version = selectors.ranking_weights_version(tenant=tenant)
+        ctx.index_version, ctx.indexed_at, ctx.weights_version = selectors.corpus_versions_get(tenant=tenant)
         ctx.template = template_get(tenant=tenant, template_id=template_id_for(ctx.config))
         skip = self._skip_reason(ctx)
         if skip:

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from rag import services as rag_services
 from rag.models import AuditLog
 from rag.pipeline.run import run_query
 from ragsite.exceptions import NotFound
@@ -141,7 +142,12 @@ def test_the_pipelines_selectors_see_only_their_tenant(tenant, other_tenant, cor
     run_query(tenant=other_tenant, question=QUESTIONS[0], request_id="req_other")
     assert not selectors.audit_list(tenant=tenant).filter(request_id="req_other").exists()
     assert selectors.audit_list(tenant=other_tenant).filter(request_id="req_other").count() == 1
-    version, _ = selectors.index_snapshot_get(tenant=tenant)
-    other_version, _ = selectors.index_snapshot_get(tenant=other_tenant)
+    version, _, weights = selectors.corpus_versions_get(tenant=tenant)
+    other_version, _, _ = selectors.corpus_versions_get(tenant=other_tenant)
     assert version == selectors.index_version_get(tenant=tenant) != 0
     assert other_version == selectors.index_version_get(tenant=other_tenant) != 0
+    rag_services.ranking_weights_set(
+        tenant=other_tenant, similarity_weight=1, recency_weight=0, trust_weight=0
+    )
+    assert selectors.corpus_versions_get(tenant=tenant)[2] == weights == 0
+    assert selectors.corpus_versions_get(tenant=other_tenant)[2] == 1
