@@ -138,3 +138,73 @@ def conversation_questions(
         .values_list("search_query", "query")[:limit]
     )
     return [searched or query for searched, query in reversed(rows)]
+
+
+# --- Admin API: ranking weights row, audit search ----------------------------------------------
+
+# The boolean flags an audit row's `flags` records (rag.pipeline.result.flags); `audit_search(flag=)`
+# finds rows where one is true.
+AUDIT_FLAGS = (
+    "hallucination_warning",
+    "hallucination_detected",
+    "needs_verification",
+    "redactions_applied",
+    "cache_hit",
+    "prompt_injection_detected",
+    "indirect_injection_detected",
+)
+
+
+def ranking_weights_row(*, tenant: Tenant) -> RankingWeights | None:
+    """The tenant's own `RankingWeights` row, or None while it ranks with the settings."""
+    return owned_list(RankingWeights, tenant=tenant).select_related("updated_by").first()
+
+
+def audit_search(
+    *,
+    tenant: Tenant,
+    username: str | None = None,
+    api_key_prefix: str | None = None,
+    status: str | None = None,
+    template_id: str | None = None,
+    cache_hit: bool | None = None,
+    flag: str | None = None,
+    error_type: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    request_id: str | None = None,
+    conversation_id: str | None = None,
+) -> QuerySet[AuditLog]:
+    """The tenant's audit rows matching every filter given (None: no restriction), newest first.
+
+    `since` is inclusive and `until` exclusive; `flag` names one of AUDIT_FLAGS that must be true.
+    The rows leave out `options` and `result` (large; `audit_get` has them).
+    """
+    if flag is not None and flag not in AUDIT_FLAGS:
+        raise ValueError(f"unknown audit flag {flag!r}")
+    lookups = {
+        "user__username": username,
+        "api_key_prefix": api_key_prefix,
+        "status": status,
+        "template_id": template_id,
+        "cache_hit": cache_hit,
+        "error_type": error_type,
+        "created_at__gte": since,
+        "created_at__lt": until,
+        "request_id": request_id,
+        "conversation_id": conversation_id,
+    }
+    rows = audit_list(tenant=tenant).filter(
+        **{key: value for key, value in lookups.items() if value is not None}
+    )
+    if flag is not None:
+        rows = rows.filter(flags__contains={flag: True})
+    return rows.select_related("user").defer("options", "result").order_by("-created_at", "-pk")
+
+
+def audit_get(*, tenant: Tenant, request_id: str) -> AuditLog:
+    """The tenant's newest audit row of `request_id` (the column is not unique), or `NotFound`."""
+    rows = audit_list(tenant=tenant).filter(request_id=request_id).order_by("-created_at", "-pk")
+    newest = rows.values_list("pk", flat=True).first()
+    # pk=None matches nothing: a missing row gives owned_get's NotFound, like another tenant's.
+    return owned_get(AuditLog, tenant=tenant, pk=newest)

@@ -34,11 +34,13 @@ def ranking_weights_set(
     recency_weight: float,
     trust_weight: float,
     updated_by=None,
+    normalize: bool = False,
 ) -> RankingWeights:
     """Give the tenant its own ranking weights (creating or updating its one row).
 
     Every call increments `version` (also when the values are unchanged), so caches keyed on it
-    are invalidated. Bad values raise Django's ValidationError and change nothing.
+    are invalidated. Bad values raise Django's ValidationError and change nothing. With `normalize`,
+    valid values are scaled to sum to 1 before they are stored (their proportions are kept).
     """
     candidate = RankingWeights(
         tenant=tenant,
@@ -51,6 +53,9 @@ def ranking_weights_set(
     # is about to update. get_or_create below keeps the row unique, even against a concurrent call.
     candidate.full_clean(validate_constraints=False)
     values = {name: getattr(candidate, name) for name in RankingWeights.WEIGHT_FIELDS}
+    if normalize:
+        total = sum(values.values())  # > 0: clean() refused all zeros, the validators negatives
+        values = {name: value / total for name, value in values.items()}
     return _ranking_weights_write(tenant=tenant, values=values, updated_by=updated_by)
 
 

@@ -95,6 +95,22 @@ def template_update(*, tenant: Tenant, template_id: str, data: dict, user=None) 
     return template_save(template=template, user=user)
 
 
+def template_create_or_update(*, tenant: Tenant, data: dict, user=None) -> tuple[PromptTemplate, bool]:
+    """The spec's "create or update" by `data["template_id"]`: a new id creates the tenant's
+    template, an id the tenant owns gets the changes in `data` as a new version, and a built-in's id
+    gives the tenant its overriding copy. Returns the template and whether a row was created."""
+    template_id = data.get("template_id")
+    try:
+        current = selectors.template_get(tenant=tenant, template_id=template_id) if template_id else None
+    except NotFound:
+        current = None
+    if current is None:
+        # A missing or malformed id is reported by create's full_clean, field by field.
+        return template_create(tenant=tenant, data=data, user=user), True
+    template = template_update(tenant=tenant, template_id=template_id, data=data, user=user)
+    return template, current.is_builtin
+
+
 def template_revert(*, tenant: Tenant, template_id: str, version: int, user=None) -> PromptTemplate:
     """Restore the editable fields of an earlier `version` as a new version (history is kept).
 

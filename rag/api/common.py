@@ -1,10 +1,14 @@
-"""Shared API pieces: pagination and the error body's OpenAPI description."""
+"""Shared API pieces: pagination and the error body's OpenAPI description, the admin views' base."""
 
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.parsers import JSONParser
+
+from tenants.api_base import TenantApiView
+from tenants.models import Role
 
 
 class Pagination(PageNumberPagination):
@@ -42,16 +46,30 @@ def error_response(description: str) -> OpenApiResponse:
     return OpenApiResponse(ErrorBodySerializer, description=description)
 
 
-def page_of(serializer_class: type[serializers.Serializer]) -> type[serializers.Serializer]:
-    """The OpenAPI shape of a `paginated` response of `serializer_class` rows."""
-    name = serializer_class.__name__.removesuffix("Serializer")
-    return type(
-        f"{name}PageSerializer",
-        (serializers.Serializer,),
-        {
-            "count": serializers.IntegerField(),
-            "next": serializers.URLField(allow_null=True),
-            "previous": serializers.URLField(allow_null=True),
-            "results": serializer_class(many=True),
-        },
-    )
+def page_serializer(row_serializer: type[serializers.Serializer]) -> type[serializers.Serializer]:
+    """The envelope `paginated` answers with, for OpenAPI: {count, next, previous, results}.
+
+    Named after the rows' view (`AuditListApi.OutputSerializer` → component `AuditListApiPage`)."""
+    owner = row_serializer.__qualname__.rpartition(".")[0] or row_serializer.__qualname__
+    attrs = {
+        "__module__": row_serializer.__module__,
+        "__qualname__": f"{owner}.PageSerializer",
+        "__doc__": "One page of results.",
+        "count": serializers.IntegerField(help_text="Rows in all pages."),
+        "next": serializers.CharField(allow_null=True, help_text="URL of the next page, if any."),
+        "previous": serializers.CharField(allow_null=True, help_text="URL of the previous page, if any."),
+        "results": row_serializer(many=True),
+    }
+    return type("PageSerializer", (serializers.Serializer,), attrs)
+
+
+class AdminApiView(TenantApiView):
+    """An admin-only view (viewer and member: 403) taking JSON bodies only."""
+
+    required_role = Role.ADMIN
+    parser_classes = [JSONParser]
+
+
+def acting_user(request):
+    """The user to record as author (`updated_by`, `created_by`); None for an API key."""
+    return request.user if request.user.pk else None

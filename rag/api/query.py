@@ -19,7 +19,7 @@ from ragsite.exceptions import Conflict, InvalidInput, InvalidQuery
 from ragsite.throttling import check_injection_budget
 from tenants.api_base import TenantApiView
 
-from .common import PageParameters, error_response, page_of, paginated
+from .common import PageParameters, error_response, page_serializer, paginated
 from .schemas import JobAcceptedSerializer, JobSerializer, QueryRequestSerializer, QueryResultSerializer
 
 MODES = ("sync", "async")
@@ -205,7 +205,7 @@ class QueryApi(TenantApiView):
             return Response(accepted, status=202 if created else 200)
         if key:
             return self._idempotent_sync(caller, question, options, key)
-        return Response(services.query_run(caller=caller, question=question, **options).result)
+        return Response(services.query_run(caller=caller, question=question, options=options).result)
 
     @staticmethod
     def _flagged_as_injection(question) -> bool:
@@ -278,7 +278,7 @@ class QueryHistoryListApi(TenantApiView):
     @extend_schema(
         operation_id="rag_query_history",
         parameters=[FilterSerializer, PageParameters],
-        responses={200: page_of(HistoryRowSerializer), 404: error_response("No such page.")},
+        responses={200: page_serializer(HistoryRowSerializer), 404: error_response("No such page.")},
     )
     def get(self, request):
         filters = self.FilterSerializer(data=request.query_params)

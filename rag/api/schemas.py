@@ -7,10 +7,11 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from rag.models import DocType, SourceType
+from rag.pipeline.config import MAX_CONVERSATION_ID, MAX_NEW_TOKENS, MAX_REASONING_DEPTH, TOKEN_BUDGET_RANGE
 from rag.retrieval.hybrid import MODES as SEARCH_MODES
 from rag.retrieval.service import MAX_TOP_K
 from ragsite.schema import strict_request
-from templates_admin.rendering import CITATION_STYLES, RESPONSE_STYLES, STRICTNESS_LEVELS
+from templates_admin.rendering import CITATION_STYLES, MAX_FOLLOW_UPS, RESPONSE_STYLES, STRICTNESS_LEVELS
 
 
 @strict_request
@@ -41,19 +42,23 @@ class QueryOptionsSerializer(serializers.Serializer):
     citation_style = serializers.ChoiceField(CITATION_STYLES, required=False)
     response_style = serializers.ChoiceField(RESPONSE_STYLES, required=False)
     strictness = serializers.ChoiceField(STRICTNESS_LEVELS, required=False)
-    follow_up_count = serializers.IntegerField(min_value=0, max_value=5, required=False)
+    follow_up_count = serializers.IntegerField(min_value=0, max_value=MAX_FOLLOW_UPS, required=False)
     temperature = serializers.FloatField(min_value=0, max_value=1, required=False)
-    max_new_tokens = serializers.IntegerField(min_value=1, max_value=8192, required=False)
-    token_budget = serializers.IntegerField(min_value=200, max_value=100_000, required=False)
+    max_new_tokens = serializers.IntegerField(min_value=1, max_value=MAX_NEW_TOKENS, required=False)
+    token_budget = serializers.IntegerField(
+        min_value=TOKEN_BUDGET_RANGE[0], max_value=TOKEN_BUDGET_RANGE[1], required=False
+    )
     filters = FiltersSerializer(required=False)
     search_mode = serializers.ChoiceField(SEARCH_MODES, required=False)
     conversation_id = serializers.CharField(
-        max_length=100, required=False, help_text="Follow-up questions in one conversation are rewritten."
+        max_length=MAX_CONVERSATION_ID,
+        required=False,
+        help_text="Follow-up questions in one conversation are rewritten.",
     )
     use_cache = serializers.BooleanField(required=False)
     cot_enabled = serializers.BooleanField(required=False)
     show_cot_steps = serializers.BooleanField(required=False)
-    max_reasoning_depth = serializers.IntegerField(min_value=1, max_value=10, required=False)
+    max_reasoning_depth = serializers.IntegerField(min_value=1, max_value=MAX_REASONING_DEPTH, required=False)
 
 
 @strict_request
@@ -100,20 +105,41 @@ class TimingSerializer(serializers.Serializer):
     stages = serializers.DictField(child=serializers.FloatField(), help_text="Milliseconds per stage.")
 
 
+class VerificationSerializer(serializers.Serializer):
+    misquoted = serializers.ListField(child=serializers.CharField())
+    unsupported = serializers.ListField(child=serializers.CharField())
+    invalid_citations = serializers.ListField(child=serializers.CharField())
+    retries = serializers.IntegerField()
+
+
 class ProvenanceSerializer(serializers.Serializer):
     index_version = serializers.IntegerField(allow_null=True)
     snapshot_id = serializers.CharField(allow_null=True)
     weights_version = serializers.IntegerField(allow_null=True)
     retrieval_latency_ms = serializers.FloatField()
-    model_provider = serializers.CharField(allow_null=True)
+    model_provider = serializers.CharField(allow_null=True, help_text="null: no model was called.")
     model = serializers.CharField(allow_null=True)
+    model_calls = serializers.IntegerField()
     tokens_used = serializers.IntegerField()
+    input_tokens = serializers.IntegerField()
+    output_tokens = serializers.IntegerField()
     cost_estimate = serializers.FloatField()
     template_id = serializers.CharField(allow_null=True)
     template_version = serializers.IntegerField(allow_null=True)
+    citation_style = serializers.CharField(allow_null=True)
+    strictness = serializers.CharField(allow_null=True)
+    search_query = serializers.CharField(allow_null=True)
+    search_mode = serializers.CharField(allow_null=True)
+    clause_types = serializers.ListField(child=serializers.CharField())
+    routed_reference = serializers.CharField(allow_blank=True)
+    reranker = serializers.CharField(allow_null=True)
+    candidates = serializers.IntegerField()
+    docs_retrieved = serializers.IntegerField()
+    docs_used = serializers.IntegerField()
     documents_retrieved = serializers.ListField(child=serializers.IntegerField())
     documents_used = serializers.ListField(child=serializers.IntegerField())
-    not_found_reason = serializers.CharField(allow_null=True, required=False)
+    not_found_reason = serializers.CharField(allow_null=True)
+    verification = VerificationSerializer(allow_null=True, help_text="null: no answer was checked.")
     timing = TimingSerializer()
 
 

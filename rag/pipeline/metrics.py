@@ -8,7 +8,18 @@ confidence) are histograms: their `_sum` and `_count` give totals and means.
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+import os
+from collections.abc import Collection, Iterable, Mapping
+
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
+from prometheus_client.metrics_core import Metric
+from prometheus_client.multiprocess import MultiProcessCollector
+
+PREFIX = "rag_"
+# The Prometheus text format the admin endpoint answers with (prometheus_client's default is now 1.0.0).
+TEXT_CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
+UNKNOWN_TEMPLATE = "unknown"  # the template label of a run whose template was never resolved
 
 QUERIES = Counter("rag_queries", "Queries answered, by outcome.", ["tenant", "template", "status"])
 QUERY_DURATION = Histogram(
@@ -54,3 +65,63 @@ CONFIDENCE = Histogram(
 HALLUCINATIONS = Counter("rag_hallucinations_detected", "Answers whose checks failed.", ["tenant"])
 CACHE_HITS = Counter("rag_cache_hits", "Answer cache hits.", ["tenant"])
 CACHE_MISSES = Counter("rag_cache_misses", "Answer cache misses.", ["tenant"])
+
+
+# --- One tenant's view (GET /api/v1/rag/admin/metrics) ------------------------------------------
+
+
+def sample_visible(labels: Mapping[str, str], *, tenant_slug: str, template_ids: Collection[str]) -> bool:
+    """Whether a sample with `labels` may be shown to the tenant `tenant_slug`.
+
+    A `tenant` label must be the tenant's own. Without one, a `template` label must name a template
+    the tenant can see (`template_ids`: its own and the built-ins) or be "unknown": another tenant's
+    custom template ids would otherwise leak. Samples with neither (provider and model) are shared.
+    """
+    if "tenant" in labels:
+        return labels["tenant"] == tenant_slug
+    if "template" in labels:
+        return labels["template"] == UNKNOWN_TEMPLATE or labels["template"] in template_ids
+    return True
+
+
+def tenant_view(
+    families: Iterable[Metric], *, tenant_slug: str, template_ids: Collection[str]
+) -> list[Metric]:
+    """The `rag_*` families of `families`, each with only the samples `sample_visible` allows."""
+    visible = []
+    for family in families:
+        if not family.name.startswith(PREFIX):
+            continue
+        copy = Metric(family.name, family.documentation, family.type, family.unit)
+        copy.samples = [
+            sample
+            for sample in family.samples
+            if sample_visible(sample.labels, tenant_slug=tenant_slug, template_ids=template_ids)
+        ]
+        visible.append(copy)
+    return visible
+
+
+def collect() -> list[Metric]:
+    """Every metric family of this process, or of all worker processes when PROMETHEUS_MULTIPROC_DIR
+    is set (gunicorn workers each count their own; prometheus_client merges their files)."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry)
+        return list(registry.collect())
+    return list(REGISTRY.collect())
+
+
+class _Families:
+    """The collector interface `generate_latest` reads from."""
+
+    def __init__(self, families: list[Metric]):
+        self._families = families
+
+    def collect(self) -> Iterable[Metric]:
+        return iter(self._families)
+
+
+def exposition(families: list[Metric]) -> bytes:
+    """`families` in the Prometheus text format 0.0.4 (TEXT_CONTENT_TYPE)."""
+    return generate_latest(_Families(families))

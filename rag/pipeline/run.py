@@ -3,6 +3,8 @@ dry-run simulation and `rag.service.RAGService` all call `run_query`."""
 
 from __future__ import annotations
 
+import inspect
+
 from rag.retrieval.service import Reader
 from ragsite.exceptions import InvalidQuery
 from ragsite.request_id import get_request_id, new_request_id
@@ -43,6 +45,13 @@ def default_executor() -> PipelineExecutor:
         ],
         finally_stages=[RecordStage()],
     )
+
+
+def reserved_option_errors(options) -> dict[str, str]:
+    """{name: "Unknown option."} for each request option named like one of `run_query`'s own
+    arguments (tenant, reader, user_id, request_id, executor, ...): passed through as **options
+    they would impersonate the caller or clash with the arguments the API gives."""
+    return {name: "Unknown option." for name in options if name in _RUN_QUERY_ARGUMENTS}
 
 
 def run_query(
@@ -109,3 +118,10 @@ def _context(tenant, question, reader, user_id, api_key_prefix, request_id, opti
         api_key_prefix=api_key_prefix or "",
         options=options,
     )
+
+
+_RUN_QUERY_ARGUMENTS = frozenset(
+    name
+    for name, parameter in inspect.signature(run_query).parameters.items()
+    if parameter.kind is not inspect.Parameter.VAR_KEYWORD
+)

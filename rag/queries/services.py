@@ -21,12 +21,13 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from rag.pipeline.context import QueryContext
-from rag.pipeline.run import run_query, validate_query
+from rag.pipeline.run import reserved_option_errors, run_query, validate_query
 from ragsite.exceptions import (
     ApplicationError,
     Conflict,
     GenerationTimeout,
     InvalidInput,
+    InvalidQuery,
     QueueUnavailable,
     WorkerLost,
 )
@@ -41,8 +42,16 @@ logger = logging.getLogger(__name__)
 MAX_IDEMPOTENCY_KEY = 255
 
 
-def query_run(*, caller: Caller, question, request_id: str | None = None, **options) -> QueryContext:
-    """Answer `question` now, for `caller` (their role decides which confidential text is read)."""
+def _refuse_reserved(options: dict) -> None:
+    errors = reserved_option_errors(options)
+    if errors:
+        raise InvalidQuery("Some query options are not valid.", details=errors)
+
+
+def query_run(*, caller: Caller, question, options: dict, request_id: str | None = None) -> QueryContext:
+    """Answer `question` with the request's `options` now, for `caller` (whose role decides which
+    confidential text is read)."""
+    _refuse_reserved(options)
     return run_query(
         tenant=caller.tenant,
         question=question,
@@ -83,6 +92,7 @@ def query_job_submit(
             f"The Idempotency-Key must be printable text of at most {MAX_IDEMPOTENCY_KEY} characters.",
             details={"Idempotency-Key": "Invalid."},
         )
+    _refuse_reserved(options)
     validate_query(
         tenant=caller.tenant,
         question=question,
@@ -152,7 +162,7 @@ def query_job_run(*, job_id: str) -> QueryJob:
         return QueryJob.objects.get(job_id=job_id)
     caller = Caller(tenant=job.tenant, role=job.role, user_id=job.user_id, api_key_prefix=job.api_key_prefix)
     try:
-        ctx = query_run(caller=caller, question=job.question, request_id=job.request_id, **job.options)
+        ctx = query_run(caller=caller, question=job.question, options=job.options, request_id=job.request_id)
     except SoftTimeLimitExceeded:
         limit = settings.RAG_QUERY_JOB_TIME_LIMIT
         error = GenerationTimeout(f"The query did not finish within {limit} seconds.")

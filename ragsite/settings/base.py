@@ -186,6 +186,12 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Multi-tenant legal research with cited, retrieval-augmented answers.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Several components have a "status"; name each choice set after what it is the status of.
+    "ENUM_NAME_OVERRIDES": {
+        "JobStatusEnum": "rag.models.JobStatus",
+        "AuditStatusEnum": "rag.models.AuditStatus",
+        "DocumentStatusEnum": "rag.models.DocumentStatus",
+    },
     # Separate request/response components, so read-only fields are not demanded in requests.
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [

@@ -380,3 +380,19 @@ def test_history_bad_filters_are_400_or_404(viewer_client, params):
     response = viewer_client.get("/api/v1/rag/queries", params)
     assert response.status_code in {400, 404}
     assert response.json()["error_type"] in {"ValidationError", "NotFound"}
+
+
+@pytest.mark.parametrize("name", ["reader", "user_id", "request_id", "executor", "tenant", "api_key_prefix"])
+def test_options_named_like_the_pipelines_own_arguments_are_refused(viewer_client, name):
+    for mode in ("sync", "async"):
+        response = ask(viewer_client, mode=mode, **{name: "admin"})
+        assert response.status_code == 400
+        assert response.json()["details"] == {name: "Unknown option."}
+    assert not QueryJob.objects.exists()
+
+
+def test_nul_characters_in_options_do_not_lose_the_audit_row(viewer_client):
+    response = viewer_client.post(QUERY, {"query": QUESTION, "bad\u0000key": "x\u0000y"}, format="json")
+    assert response.status_code == 400
+    row = AuditLog.objects.get(request_id=response["X-Request-ID"])
+    assert row.options == {"badkey": "xy"}

@@ -274,3 +274,17 @@ def test_admin_cannot_delete_but_can_reset_to_the_settings(admin_client, admin_u
     assert row.updated_by == admin_user
     other.refresh_from_db()
     assert (other.similarity_weight, other.version) == (4.0, 1)
+
+
+def test_normalize_scales_valid_weights_to_sum_one(tenant):
+    row = set_weights(tenant, 6, 3, 1, normalize=True)
+    assert math.isclose(row.similarity_weight + row.recency_weight + row.trust_weight, 1.0)
+    assert math.isclose(row.similarity_weight, 0.6) and math.isclose(row.trust_weight, 0.1)
+
+
+@pytest.mark.parametrize("values", [(0, 0, 0), (-1, 2, 0), (20, 0, 0)])
+def test_normalize_never_rescues_invalid_weights(tenant, values):
+    """Values are checked as given: normalizing 20/0/0 would be valid, but 20 is over the maximum."""
+    with pytest.raises(ValidationError):
+        set_weights(tenant, *values, normalize=True)
+    assert not RankingWeights.objects.exists()

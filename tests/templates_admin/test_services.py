@@ -195,3 +195,43 @@ def test_a_template_created_without_follow_up_count_gets_the_setting(tenant, tem
         tenant=tenant, data={**template_data, "template_id": "x2", "follow_up_count": 1}
     )
     assert explicit.follow_up_count == 1
+
+
+def test_create_or_update_creates_updates_and_overrides(tenant, other_tenant, template_data):
+    created, was_created = services.template_create_or_update(tenant=tenant, data=template_data)
+    assert was_created and created.version == 1
+
+    changed, was_created = services.template_create_or_update(
+        tenant=tenant, data={"template_id": "custom_terse", "strictness": "strict"}
+    )
+    assert not was_created and changed.pk == created.pk
+    assert (changed.version, changed.strictness, changed.name) == (2, "strict", "Custom Terse")
+
+    override, was_created = services.template_create_or_update(
+        tenant=tenant, data={"template_id": BALANCED, "name": "Ours"}
+    )
+    assert was_created and override.tenant == tenant and override.version == 1
+    assert selectors.template_get(tenant=other_tenant, template_id=BALANCED).is_builtin
+
+
+def test_create_or_update_never_touches_another_tenants_template(
+    tenant, other_tenant, make_template, template_data
+):
+    theirs = make_template(other_tenant)
+    # The other tenant's template is unknown here: this is a create, and it lacks the prompts.
+    with pytest.raises(ValidationError):
+        services.template_create_or_update(
+            tenant=tenant, data={"template_id": "custom_terse", "name": "Mine"}
+        )
+    mine, was_created = services.template_create_or_update(
+        tenant=tenant, data={**template_data, "name": "Mine"}
+    )
+    assert was_created is True and mine.tenant == tenant and mine.version == 1
+    theirs.refresh_from_db()
+    assert (theirs.version, theirs.name) == (1, "Custom Terse")
+
+
+def test_create_or_update_of_a_new_id_validates_like_create(tenant):
+    with pytest.raises(ValidationError) as caught:
+        services.template_create_or_update(tenant=tenant, data={"template_id": "bare"})
+    assert {"name", "system_prompt", "user_prompt"} <= set(caught.value.message_dict)

@@ -183,11 +183,22 @@ def _audit(ctx: QueryContext, summary: dict) -> None:
 
 
 def _json_safe(options: dict) -> dict:
-    """The caller's options as JSON can store them (a refused request may carry anything)."""
+    """The caller's options as PostgreSQL's JSON can store them: a refused request may carry
+    anything, NUL characters (which jsonb refuses) included."""
     try:
-        return json.loads(json.dumps(options, default=str))
+        return _without_nul(json.loads(json.dumps(options, default=str)))
     except (TypeError, ValueError):
         return {"unreadable": True}
+
+
+def _without_nul(value):
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, list):
+        return [_without_nul(item) for item in value]
+    if isinstance(value, dict):
+        return {_without_nul(key): _without_nul(item) for key, item in value.items()}
+    return value
 
 
 def _printable(question) -> str:
