@@ -194,6 +194,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Enums of fields named alike ("status") get their own component names instead of colliding.
+    "ENUM_NAME_OVERRIDES": {"DocumentStatusEnum": "rag.models.DocumentStatus"},
 }
 # Seconds between writes of an API key's last-used time (saves a write on every request).
 API_KEY_LAST_USED_RESOLUTION_SECONDS = env.int("API_KEY_LAST_USED_RESOLUTION_SECONDS", default=60)
@@ -237,6 +239,9 @@ EMBEDDING_QUERY_THREADS = env.int("EMBEDDING_QUERY_THREADS", default=1)
 RAG_CHUNK_SIZE = env.int("RAG_CHUNK_SIZE", default=1000)
 RAG_CHUNK_OVERLAP = env.int("RAG_CHUNK_OVERLAP", default=100)
 RAG_MAX_UPLOAD_MB = env.int("RAG_MAX_UPLOAD_MB", default=50)
+# Files one upload request may carry (POST .../documents); more is refused with 413 and nothing stored.
+# Django's own DATA_UPLOAD_MAX_NUMBER_FILES (100) caps it whatever it is set to.
+RAG_MAX_FILES_PER_UPLOAD = env.int("RAG_MAX_FILES_PER_UPLOAD", default=20)
 
 # --- Query input (orchestration spec) -----------------------------------------------------------
 RAG_MAX_QUERY_LENGTH = env.int("RAG_MAX_QUERY_LENGTH", default=500)
