@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.db.models import Q, QuerySet, Subquery
+from django.db.models import Count, Q, QuerySet, Subquery
 
+from ragsite.exceptions import NotFound
 from tenants.models import Tenant
 from tenants.selectors import owned_get, owned_list
 
@@ -18,21 +19,76 @@ def case_list(*, tenant: Tenant) -> QuerySet[Case]:
     return owned_list(Case, tenant=tenant)
 
 
+def case_search(*, tenant: Tenant, q: str = "") -> QuerySet[Case]:
+    """The tenant's cases by name, each with `document_count`; `q` keeps those whose name or
+    client contains it (any case)."""
+    cases = case_list(tenant=tenant)
+    if q:
+        cases = cases.filter(Q(name__icontains=q) | Q(client__icontains=q))
+    return cases.annotate(document_count=Count("documents")).order_by("name", "pk")
+
+
 def case_get(*, tenant: Tenant, case_id) -> Case:
     return owned_get(Case, tenant=tenant, pk=case_id)
+
+
+def case_get_for_update(*, tenant: Tenant, case_id) -> Case:
+    """`case_get` with the row locked until the surrounding transaction ends."""
+    try:
+        return case_list(tenant=tenant).select_for_update().get(pk=case_id)
+    except (Case.DoesNotExist, ValueError, TypeError) as exc:
+        raise NotFound("Case not found.") from exc
+
+
+def case_get_with_document_count(*, tenant: Tenant, case_id) -> Case:
+    """`case_get`, with `document_count` set."""
+    case = case_get(tenant=tenant, case_id=case_id)
+    case.document_count = document_list(tenant=tenant, case_id=case.pk).count()
+    return case
 
 
 def case_find_by_name(*, tenant: Tenant, name: str) -> Case | None:
     return case_list(tenant=tenant).filter(name=name).first()
 
 
-def document_list(*, tenant: Tenant, case_id=None, status: str | None = None) -> QuerySet[Document]:
-    documents = owned_list(Document, tenant=tenant).select_related("case").defer("text")
+def document_list(
+    *,
+    tenant: Tenant,
+    case_id=None,
+    status: str | None = None,
+    doc_type: str | None = None,
+    source_type: str | None = None,
+    jurisdiction: str | None = None,
+    sensitivity: str | None = None,
+    q: str | None = None,
+    uploaded_after: datetime | None = None,
+    uploaded_before: datetime | None = None,
+) -> QuerySet[Document]:
+    """The tenant's documents, newest first, without their text; every filter given narrows them.
+
+    `jurisdiction` compares case-insensitively (as search filters do); `q` keeps documents whose
+    title or file name contains it; `uploaded_after`/`uploaded_before` bound `created_at`
+    (inclusive/exclusive).
+    """
+    documents = owned_list(Document, tenant=tenant).select_related("case", "uploaded_by").defer("text")
     if case_id is not None:
         documents = documents.filter(case_id=case_id)
-    if status:
-        documents = documents.filter(status=status)
-    return documents
+    exact = {
+        "status": status,
+        "doc_type": doc_type,
+        "source_type": source_type,
+        "sensitivity": sensitivity,
+    }
+    documents = documents.filter(**{field: value for field, value in exact.items() if value})
+    if jurisdiction:
+        documents = documents.filter(jurisdiction__iexact=jurisdiction)
+    if q:
+        documents = documents.filter(Q(title__icontains=q) | Q(original_filename__icontains=q))
+    if uploaded_after is not None:
+        documents = documents.filter(created_at__gte=uploaded_after)
+    if uploaded_before is not None:
+        documents = documents.filter(created_at__lt=uploaded_before)
+    return documents.order_by("-created_at", "-pk")
 
 
 def document_get(*, tenant: Tenant, document_id) -> Document:

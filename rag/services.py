@@ -2,23 +2,69 @@
 
 from __future__ import annotations
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
+from ragsite.exceptions import Conflict
 from tenants.models import Tenant
 from tenants.selectors import owned_list
 
 from . import selectors
+from .ingest.service import corpus_remove
 from .models import Case, RankingWeights
 from .retrieval.ranking import Weights
+
+CASE_UPDATABLE_FIELDS = ("name", "client", "description")
+
+
+def _name_taken(name: str) -> Conflict:
+    return Conflict(
+        f'A case named "{name}" already exists.', details={"name": ["A case with this name already exists."]}
+    )
+
+
+def _case_save(case: Case) -> Case:
+    """Validate and save; a name the tenant already uses is a Conflict (409), not a bad input (400)."""
+    # The model's one constraint, the unique name, is checked below to answer with Conflict.
+    case.full_clean(validate_constraints=False)
+    holder = selectors.case_find_by_name(tenant=case.tenant, name=case.name)
+    if holder is not None and holder.pk != case.pk:
+        raise _name_taken(case.name)
+    try:
+        with transaction.atomic():
+            case.save()
+    except IntegrityError as exc:  # a concurrent request took the name after the check
+        raise _name_taken(case.name) from exc
+    return case
 
 
 def case_create(
     *, tenant: Tenant, name: str, client: str = "", description: str = "", created_by=None
 ) -> Case:
+    """A new case; a name the tenant already uses raises Conflict."""
     case = Case(tenant=tenant, name=name, client=client, description=description, created_by=created_by)
-    case.full_clean()
-    case.save()
-    return case
+    return _case_save(case)
+
+
+def case_update(*, tenant: Tenant, case_id, data: dict) -> Case:
+    """Change a case's name, client or description (only the keys present in `data`)."""
+    unknown = set(data) - set(CASE_UPDATABLE_FIELDS)
+    if unknown:
+        raise ValueError(f"not updatable: {sorted(unknown)}")
+    case = selectors.case_get(tenant=tenant, case_id=case_id)
+    for field, value in data.items():
+        setattr(case, field, value)
+    return _case_save(case)
+
+
+def case_delete(*, tenant: Tenant, case_id) -> None:
+    """Delete a case with its documents and their chunks; the index version is bumped in the same
+    transaction and the stored files are deleted once it commits."""
+    with transaction.atomic():
+        # Locked: a document being added to the case concurrently (its insert needs a share lock on
+        # the case row) waits, so no document escapes the list of files deleted below.
+        case = selectors.case_get_for_update(tenant=tenant, case_id=case_id)
+        documents = selectors.document_list(tenant=tenant, case_id=case.pk)
+        corpus_remove(tenant=tenant, obj=case, file_names=documents.values_list("file", flat=True))
 
 
 def case_get_or_create(*, tenant: Tenant, name: str, created_by=None) -> Case:

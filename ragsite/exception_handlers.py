@@ -17,7 +17,7 @@ from django.views.defaults import page_not_found, server_error
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 
-from ragsite.exceptions import ApplicationError, VectorStoreUnavailable
+from ragsite.exceptions import ApplicationError, InvalidInput, PayloadTooLarge, VectorStoreUnavailable
 from ragsite.request_id import get_request_id
 
 logger = logging.getLogger(__name__)
@@ -48,6 +48,11 @@ def _from_drf(exc: drf_exceptions.APIException) -> tuple[int, dict, dict]:
 def api_exception_handler(exc: Exception, context: dict) -> Response:
     """DRF EXCEPTION_HANDLER: map application, DRF and Django errors to the one error body."""
     headers: dict = {}
+    if isinstance(exc, django_exceptions.RequestDataTooBig | django_exceptions.TooManyFilesSent):
+        # Django's own request limits (DATA_UPLOAD_MAX_MEMORY_SIZE, DATA_UPLOAD_MAX_NUMBER_FILES).
+        exc = PayloadTooLarge(str(exc) or None)
+    elif isinstance(exc, django_exceptions.TooManyFieldsSent):
+        exc = InvalidInput(str(exc) or None)
     if isinstance(exc, ApplicationError):
         status, body = exc.status_code, error_body(exc.error_type, exc.message, exc.details)
     elif isinstance(exc, drf_exceptions.APIException):
@@ -74,7 +79,9 @@ def api_exception_handler(exc: Exception, context: dict) -> Response:
     return response
 
 
-@csrf_exempt  # an unknown URL answers 404 whatever the method; CSRF protects real views only
+# Exempt: an unknown URL does nothing, and its JSON 404 must not become CsrfViewMiddleware's HTML 403
+# when an unsafe method arrives with a session cookie.
+@csrf_exempt
 def json_404(request, exception=None):
     if request.path.startswith("/api/"):
         return JsonResponse(error_body("NotFound", "No such endpoint."), status=404)

@@ -1,3 +1,296 @@
-"""Placeholder: filled in by its own change."""
+"""Documents: upload into a case, list and filter, follow ingestion, delete and reindex.
 
-urlpatterns: list = []
+Viewers read; members and above upload, delete and reindex. An upload is all-or-nothing: every
+file is checked first, and one bad file means nothing is stored. Ingestion runs as a background
+job; poll `GET documents/<id>` for its status, stage and progress. A document's text is never
+returned here.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.urls import path
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.response import Response
+
+from tenants.api_base import TenantApiView
+from tenants.models import Role
+
+from .. import selectors
+from ..ingest import service as ingest
+from ..models import DocType, DocumentStatus, Sensitivity, SourceType
+from .common import Pagination, error_response, paginated
+
+_CASE_ID = OpenApiParameter("case_id", int, OpenApiParameter.PATH, description="The case's id.")
+_DOCUMENT_ID = OpenApiParameter("document_id", int, OpenApiParameter.PATH, description="The document's id.")
+_PAGES = [
+    OpenApiParameter("page", int, description="Page number (from 1)."),
+    OpenApiParameter("page_size", int, description="Documents per page (default 50, at most 200)."),
+]
+_CASE_NOT_FOUND = error_response("No such case in this tenant (another tenant's case is not found either).")
+_DOCUMENT_NOT_FOUND = error_response(
+    "No such document in this tenant (another tenant's document is not found either)."
+)
+
+
+class DocumentOutputSerializer(serializers.Serializer):
+    """A document's metadata and ingestion state (never its text)."""
+
+    id = serializers.IntegerField()
+    case_id = serializers.IntegerField()
+    title = serializers.CharField()
+    original_filename = serializers.CharField()
+    mime_type = serializers.CharField()
+    size_bytes = serializers.IntegerField()
+    sha256 = serializers.CharField()
+    source_type = serializers.ChoiceField(choices=SourceType.choices)
+    doc_type = serializers.ChoiceField(choices=DocType.choices)
+    jurisdiction = serializers.CharField()
+    document_date = serializers.DateField(allow_null=True)
+    sensitivity = serializers.ChoiceField(choices=Sensitivity.choices)
+    metadata = serializers.JSONField(help_text="Free filter fields given on upload (party, year, …).")
+    status = serializers.ChoiceField(choices=DocumentStatus.choices)
+    stage = serializers.CharField(help_text='What ingestion is doing, e.g. "embedding 3/12"; "" when done.')
+    progress = serializers.IntegerField(min_value=0, max_value=100, help_text="0-100.")
+    error_type = serializers.CharField(help_text='Why ingestion failed, e.g. "EncryptedDocument"; "" if not.')
+    error_message = serializers.CharField()
+    page_count = serializers.IntegerField()
+    chunk_count = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+    indexed_at = serializers.DateTimeField(allow_null=True)
+    uploaded_by = serializers.CharField(
+        source="uploaded_by.username", allow_null=True, help_text="Username; null for API keys."
+    )
+
+
+class UploadedDocumentOutputSerializer(DocumentOutputSerializer):
+    duplicate = serializers.BooleanField(
+        help_text="The same bytes were already in this case: this is that document, nothing new was stored."
+    )
+
+
+class DocumentFilterSerializer(serializers.Serializer):
+    """Query filters of the document lists; each one given narrows the list."""
+
+    status = serializers.ChoiceField(choices=DocumentStatus.choices, required=False)
+    doc_type = serializers.ChoiceField(choices=DocType.choices, required=False)
+    source_type = serializers.ChoiceField(choices=SourceType.choices, required=False)
+    jurisdiction = serializers.CharField(
+        required=False, allow_blank=True, max_length=100, help_text="Exact, any case."
+    )
+    sensitivity = serializers.ChoiceField(choices=Sensitivity.choices, required=False)
+    q = serializers.CharField(
+        required=False, allow_blank=True, max_length=300, help_text="Title or file name contains."
+    )
+    uploaded_after = serializers.DateTimeField(required=False, help_text="Uploaded at or after (ISO 8601).")
+    uploaded_before = serializers.DateTimeField(required=False, help_text="Uploaded before (ISO 8601).")
+
+    def validate(self, attrs):
+        after, before = attrs.get("uploaded_after"), attrs.get("uploaded_before")
+        if after and before and after >= before:
+            raise serializers.ValidationError({"uploaded_before": ["Must be later than uploaded_after."]})
+        return attrs
+
+
+class AllDocumentFilterSerializer(DocumentFilterSerializer):
+    case_id = serializers.IntegerField(required=False, min_value=1)
+
+
+def _documents_page(view, **filters):
+    documents = selectors.document_list(tenant=view.tenant, **filters)
+    return paginated(view, documents, DocumentOutputSerializer)
+
+
+class DocumentListApi(TenantApiView):
+    """GET: the tenant's documents, newest first, filtered."""
+
+    pagination_class = Pagination  # for the schema; `paginated` pages the list
+
+    @extend_schema(
+        operation_id="rag_documents_list",
+        parameters=[AllDocumentFilterSerializer, *_PAGES],
+        responses={200: DocumentOutputSerializer(many=True), 404: error_response("No such page.")},
+    )
+    def get(self, request):
+        filters = AllDocumentFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        return _documents_page(self, **filters.validated_data)
+
+
+class CaseDocumentsApi(TenantApiView):
+    """GET: a case's documents, filtered. POST (multipart): upload files into the case."""
+
+    required_role = {"POST": Role.MEMBER}
+    parser_classes = [MultiPartParser, FormParser]
+    pagination_class = Pagination  # for the schema; `paginated` pages the list
+
+    class InputSerializer(serializers.Serializer):
+        # Empty files pass here: the service reports them with the other bad files, all at once.
+        files = serializers.ListField(
+            child=serializers.FileField(allow_empty_file=True),
+            help_text="One or more PDF, DOCX or TXT files: repeat the field for each.",
+        )
+        title = serializers.CharField(
+            max_length=300, required=False, allow_blank=True, help_text="Only with a single file."
+        )
+        source_type = serializers.ChoiceField(choices=SourceType.choices, default=SourceType.USER_UPLOAD)
+        doc_type = serializers.ChoiceField(choices=DocType.choices, default=DocType.OTHER)
+        jurisdiction = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+        document_date = serializers.DateField(required=False, allow_null=True, default=None)
+        sensitivity = serializers.ChoiceField(choices=Sensitivity.choices, default=Sensitivity.INTERNAL)
+        metadata = serializers.CharField(
+            required=False, allow_blank=True, help_text='A JSON object, e.g. {"party": "Acme"}.'
+        )
+
+        def validate_metadata(self, value: str) -> dict:
+            if not value:
+                return {}
+            try:
+                parsed = json.loads(value)
+            except ValueError as exc:
+                raise serializers.ValidationError("Not valid JSON.") from exc
+            if not isinstance(parsed, dict):
+                raise serializers.ValidationError("Must be a JSON object.")
+            return parsed
+
+    class OutputSerializer(serializers.Serializer):
+        documents = UploadedDocumentOutputSerializer(many=True)
+
+    @extend_schema(
+        operation_id="rag_cases_documents_list",
+        parameters=[_CASE_ID, DocumentFilterSerializer, *_PAGES],
+        responses={
+            200: DocumentOutputSerializer(many=True),
+            404: error_response("No such case in this tenant, or no such page."),
+        },
+    )
+    def get(self, request, case_id: int):
+        case = selectors.case_get(tenant=self.tenant, case_id=case_id)
+        filters = DocumentFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        return _documents_page(self, case_id=case.pk, **filters.validated_data)
+
+    @extend_schema(
+        operation_id="rag_cases_documents_upload",
+        parameters=[_CASE_ID],
+        request={"multipart/form-data": InputSerializer},
+        responses={
+            201: OutputSerializer,
+            404: _CASE_NOT_FOUND,
+            413: error_response(
+                "Too many files (RAG_MAX_FILES_PER_UPLOAD) or a file over RAG_MAX_UPLOAD_MB; "
+                "details.files names each bad file. Nothing was stored."
+            ),
+            415: error_response(
+                "Not multipart, or a file is not a PDF, DOCX or TXT document (judged by its bytes); "
+                "details.files names each bad file. Nothing was stored."
+            ),
+        },
+        description=(
+            "Every file is checked before anything is stored; if one is empty (400), too large (413) "
+            "or of another type (415), nothing is stored and `details.files` lists each bad file "
+            "(index, filename, error_type, message). The same bytes already in the case return the "
+            "existing document with `duplicate: true`. Ingestion runs in the background: poll "
+            "`GET /api/v1/rag/documents/{id}`."
+        ),
+        examples=[
+            OpenApiExample(
+                "Two contracts",
+                value={"files": ["msa.pdf", "nda.docx"], "doc_type": "contract", "jurisdiction": "Delaware"},
+                request_only=True,
+            )
+        ],
+    )
+    def post(self, request, case_id: int):
+        case = selectors.case_get(tenant=self.tenant, case_id=case_id)
+        payload = self.InputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = dict(payload.validated_data)
+        files = data.pop("files")
+        results = ingest.documents_upload(
+            tenant=self.tenant,
+            case=case,
+            files=files,
+            uploaded_by=request.user if request.user.pk else None,
+            fields=ingest.DocumentFields(**data),
+        )
+        documents = []
+        for result in results:
+            result.document.duplicate = result.duplicate
+            documents.append(result.document)
+        body = self.OutputSerializer({"documents": documents}).data
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+class DocumentDetailApi(TenantApiView):
+    """GET: a document's metadata and ingestion state. DELETE: remove it (member or above)."""
+
+    required_role = {"DELETE": Role.MEMBER}
+
+    @extend_schema(
+        operation_id="rag_documents_retrieve",
+        parameters=[_DOCUMENT_ID],
+        responses={200: DocumentOutputSerializer, 404: _DOCUMENT_NOT_FOUND},
+    )
+    def get(self, request, document_id: int):
+        document = selectors.document_get(tenant=self.tenant, document_id=document_id)
+        return Response(DocumentOutputSerializer(document).data)
+
+    @extend_schema(
+        operation_id="rag_documents_destroy",
+        parameters=[_DOCUMENT_ID],
+        responses={204: None, 404: _DOCUMENT_NOT_FOUND},
+        description="Deletes the document, its passages and its stored file. Cached answers are invalidated.",
+    )
+    def delete(self, request, document_id: int):
+        ingest.document_delete(tenant=self.tenant, document_id=document_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class DocumentReindexApi(TenantApiView):
+    """POST: queue a fresh extract → chunk → embed of one document (member or above)."""
+
+    required_role = Role.MEMBER
+
+    @extend_schema(
+        operation_id="rag_documents_reindex",
+        parameters=[_DOCUMENT_ID],
+        request=None,
+        responses={202: DocumentOutputSerializer, 404: _DOCUMENT_NOT_FOUND},
+        description="Its current passages stay searchable until the new ones replace them.",
+    )
+    def post(self, request, document_id: int):
+        document = ingest.document_reindex(tenant=self.tenant, document_id=document_id)
+        return Response(DocumentOutputSerializer(document).data, status=status.HTTP_202_ACCEPTED)
+
+
+class CaseReindexApi(TenantApiView):
+    """POST: queue every document of a case for reindexing (member or above)."""
+
+    required_role = Role.MEMBER
+
+    class OutputSerializer(serializers.Serializer):
+        queued = serializers.IntegerField(help_text="Documents queued.")
+
+    @extend_schema(
+        operation_id="rag_cases_reindex",
+        parameters=[_CASE_ID],
+        request=None,
+        responses={202: OutputSerializer, 404: _CASE_NOT_FOUND},
+    )
+    def post(self, request, case_id: int):
+        queued = ingest.case_reindex(tenant=self.tenant, case_id=case_id)
+        return Response(self.OutputSerializer({"queued": queued}).data, status=status.HTTP_202_ACCEPTED)
+
+
+urlpatterns = [
+    path("documents", DocumentListApi.as_view(), name="rag-documents"),
+    path("documents/<int:document_id>", DocumentDetailApi.as_view(), name="rag-document"),
+    path("documents/<int:document_id>/reindex", DocumentReindexApi.as_view(), name="rag-document-reindex"),
+    path("cases/<int:case_id>/documents", CaseDocumentsApi.as_view(), name="rag-case-documents"),
+    path("cases/<int:case_id>/reindex", CaseReindexApi.as_view(), name="rag-case-reindex"),
+]

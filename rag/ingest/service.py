@@ -1,20 +1,22 @@
 """Ingestion services: accept an upload, then extract → chunk → embed → index it as a background job.
 
 `document_upload` validates synchronously (size 413, empty 400, type 415) and returns at once with
-a queued document; `document_ingest` (run by the Celery task) does the work and reports progress
-on the document row. A document's chunks are replaced in one transaction together with its status
-and the tenant's index version, so a half-indexed document is never searchable and a failure
-leaves the previous state of every other document untouched.
+a queued document (`documents_upload`: a batch, all or none); `document_ingest` (run by the Celery
+task) does the work and reports progress on the document row. A document's chunks are replaced in
+one transaction together with its status and the tenant's index version, so a half-indexed document
+is never searchable and a failure leaves the previous state of every other document untouched.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 
 from django.conf import settings
+from django.core.files import File
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 from django.db.models import F
@@ -45,6 +47,7 @@ _EMBED_FROM, _EMBED_TO = 10, 95
 class UploadResult:
     document: Document
     duplicate: bool
+    created: bool = False  # this call stored a new file (a duplicate or a retried failure did not)
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,23 @@ def _safe_filename(filename: str) -> str:
     return name[:255] or "upload"
 
 
+def _check_size(size: int) -> None:
+    if size > settings.RAG_MAX_UPLOAD_MB * 1024 * 1024:
+        raise PayloadTooLarge(
+            f"The file is {size / 1048576:.1f} MB; the limit is {settings.RAG_MAX_UPLOAD_MB} MB.",
+            details={"limit_mb": settings.RAG_MAX_UPLOAD_MB},
+        )
+
+
+def upload_check(*, filename: str, content: bytes) -> tuple[str, str]:
+    """(kind, mime_type) of an acceptable upload; otherwise PayloadTooLarge (413, over
+    RAG_MAX_UPLOAD_MB), EmptyFile (400) or UnsupportedMediaType (415, judged by the bytes)."""
+    _check_size(len(content))
+    if not content:
+        raise EmptyFile(f"{_safe_filename(filename)} is empty.")
+    return detect_kind(content, filename)
+
+
 def document_upload(
     *,
     tenant: Tenant,
@@ -85,15 +105,7 @@ def document_upload(
     """
     if case.tenant_id != tenant.pk:
         raise InvalidInput("The case does not belong to this tenant.")
-    limit = settings.RAG_MAX_UPLOAD_MB * 1024 * 1024
-    if len(content) > limit:
-        raise PayloadTooLarge(
-            f"The file is {len(content) / 1048576:.1f} MB; the limit is {settings.RAG_MAX_UPLOAD_MB} MB.",
-            details={"limit_mb": settings.RAG_MAX_UPLOAD_MB},
-        )
-    if not content:
-        raise EmptyFile(f"{_safe_filename(filename)} is empty.")
-    kind, mime_type = detect_kind(content, filename)
+    kind, mime_type = upload_check(filename=filename, content=content)
     sha256 = hashlib.sha256(content).hexdigest()
     existing = selectors.document_find_duplicate(tenant=tenant, case=case, sha256=sha256)
     if existing is not None and existing.status == DocumentStatus.FAILED:
@@ -129,15 +141,102 @@ def document_upload(
                 transaction.on_commit(lambda: _enqueue_ingest(document))
     except IntegrityError:
         # Another upload of the same bytes won the race; it is the document.
-        _delete_stored_file(document)
+        _delete_stored_files([document.file.name])
         existing = selectors.document_find_duplicate(tenant=tenant, case=case, sha256=sha256)
         if existing is None:
             raise
         return UploadResult(existing, duplicate=True)
     except Exception:
-        _delete_stored_file(document)
+        _delete_stored_files([document.file.name])
         raise
-    return UploadResult(document, duplicate=False)
+    return UploadResult(document, duplicate=False, created=True)
+
+
+def _read(file: File) -> bytes:
+    file.seek(0)
+    return file.read()
+
+
+def uploads_check(*, files: Sequence[File], fields: DocumentFields | None = None) -> None:
+    """Refuse a batch of uploads unless every file is acceptable (`upload_check`).
+
+    No files is InvalidInput (400); more than RAG_MAX_FILES_PER_UPLOAD, PayloadTooLarge (413); a
+    title with several files, InvalidInput. Otherwise the first bad file's error is raised with
+    `details["files"]` naming every bad file (index, filename) and why.
+    """
+    if not files:
+        raise InvalidInput("Attach at least one file.", details={"files": ["No file was sent."]})
+    limit = settings.RAG_MAX_FILES_PER_UPLOAD
+    if len(files) > limit:
+        raise PayloadTooLarge(
+            f"{len(files)} files were sent; at most {limit} are accepted at once.",
+            details={"files": len(files), "limit": limit},
+        )
+    if fields is not None and fields.title and len(files) > 1:
+        raise InvalidInput(
+            "A title can only be given when uploading a single file.",
+            details={"title": ["Only allowed with a single file."]},
+        )
+    problems: list[tuple[int, File, ApplicationError]] = []
+    for index, file in enumerate(files):
+        try:
+            # The size first, from the upload's metadata: a huge file is refused without reading it.
+            _check_size(file.size)
+            upload_check(filename=file.name or "", content=_read(file))
+        except ApplicationError as exc:
+            problems.append((index, file, exc))
+    if not problems:
+        return
+    first = problems[0][2]
+    bad = [
+        {
+            "index": index,
+            "filename": _safe_filename(file.name or ""),
+            "error_type": exc.error_type,
+            "message": exc.message,
+            "details": exc.details,
+        }
+        for index, file, exc in problems
+    ]
+    raise type(first)(
+        f"{len(problems)} of {len(files)} files cannot be accepted, so none was stored: {first.message}",
+        details={"files": bad},
+    )
+
+
+def documents_upload(
+    *,
+    tenant: Tenant,
+    case: Case,
+    files: Sequence[File],
+    uploaded_by=None,
+    fields: DocumentFields | None = None,
+) -> list[UploadResult]:
+    """Store several files as queued documents, all or none (see `uploads_check` for refusals).
+
+    Files are read one at a time (checked, then stored) rather than held in memory together. If
+    storing one fails after all passed the checks, the rows roll back and the files already
+    stored are deleted. The same bytes twice in one batch give one document, the second a duplicate.
+    """
+    uploads_check(files=files, fields=fields)
+    results: list[UploadResult] = []
+    try:
+        with transaction.atomic():
+            for file in files:
+                results.append(
+                    document_upload(
+                        tenant=tenant,
+                        case=case,
+                        filename=file.name or "",
+                        content=_read(file),
+                        uploaded_by=uploaded_by,
+                        fields=fields,
+                    )
+                )
+    except Exception:
+        _delete_stored_files(r.document.file.name for r in results if r.created)
+        raise
+    return results
 
 
 @dataclass(frozen=True)
@@ -193,9 +292,15 @@ def _enqueue_ingest(document: Document) -> None:
     ingest_document.delay(document.pk, document.tenant_id)
 
 
-def _delete_stored_file(document: Document) -> None:
-    if document.file.name:
-        document.file.storage.delete(document.file.name)
+def _delete_stored_files(names: Iterable[str]) -> None:
+    """Delete stored files by name; one that cannot be deleted is logged and the rest still go."""
+    for name in names:
+        if not name:
+            continue
+        try:
+            Document.file.field.storage.delete(name)
+        except OSError:
+            logger.exception("stored file not deleted", extra={"file": name})
 
 
 def _set_progress(document: Document, *, progress: int, stage: str, status: str | None = None) -> None:
@@ -370,10 +475,18 @@ def tenant_reindex(*, tenant: Tenant, stale_only: bool = False) -> int:
     return len(ids)
 
 
+def corpus_remove(*, tenant: Tenant, obj: Case | Document, file_names: Iterable[str]) -> None:
+    """Delete `obj` (a document, or a case with all its documents) and, by cascade, its chunks;
+    bump the tenant's index version in the same transaction so no cached answer outlives them; and
+    delete the stored `file_names` once the transaction commits (a rollback keeps them)."""
+    names = list(file_names)
+    with transaction.atomic():
+        obj.delete()
+        bump_index_version(tenant=tenant)
+        transaction.on_commit(lambda: _delete_stored_files(names), robust=True)
+
+
 def document_delete(*, tenant: Tenant, document_id: int) -> None:
     """Delete a document, its chunks and its stored file."""
     document = selectors.document_get(tenant=tenant, document_id=document_id)
-    with transaction.atomic():
-        document.delete()
-        bump_index_version(tenant=tenant)
-        transaction.on_commit(lambda: _delete_stored_file(document))
+    corpus_remove(tenant=tenant, obj=document, file_names=[document.file.name])

@@ -253,6 +253,9 @@ EMBEDDING_QUERY_THREADS = env.int("EMBEDDING_QUERY_THREADS", default=1)
 RAG_CHUNK_SIZE = env.int("RAG_CHUNK_SIZE", default=1000)
 RAG_CHUNK_OVERLAP = env.int("RAG_CHUNK_OVERLAP", default=100)
 RAG_MAX_UPLOAD_MB = env.int("RAG_MAX_UPLOAD_MB", default=50)
+# Files one upload request may carry (POST .../documents); more is refused with 413 and nothing stored.
+# Django's own DATA_UPLOAD_MAX_NUMBER_FILES (100) caps it whatever it is set to.
+RAG_MAX_FILES_PER_UPLOAD = env.int("RAG_MAX_FILES_PER_UPLOAD", default=20)
 
 # --- Query input (orchestration spec) -----------------------------------------------------------
 RAG_MAX_QUERY_LENGTH = env.int("RAG_MAX_QUERY_LENGTH", default=500)

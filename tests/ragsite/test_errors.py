@@ -4,6 +4,7 @@ import json
 import logging
 
 import pytest
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import OperationalError
 from django.http import Http404
@@ -42,6 +43,9 @@ def _handle(exc):
         (drf.UnsupportedMediaType("text/csv"), 415, "UnsupportedMediaType"),
         (Http404(), 404, "NotFound"),
         (OperationalError("server closed the connection"), 503, "VectorStoreUnavailable"),
+        (TooManyFilesSent("Too many files"), 413, "PayloadTooLarge"),
+        (RequestDataTooBig("Request body too large"), 413, "PayloadTooLarge"),
+        (TooManyFieldsSent("Too many fields"), 400, "InvalidInput"),
     ],
 )
 def test_errors_map_to_status_and_type(exc, status, error_type):
@@ -119,3 +123,15 @@ def test_a_csrf_failure_under_api_is_the_json_error_body(rf):
     assert body["error_type"] == "PermissionDenied" and "CSRF cookie not set" in body["message"]
     page = csrf_failure(rf.post("/admin/login/"), reason="CSRF cookie not set.")
     assert page.status_code == 403 and b"<html" in page.content.lower()
+
+
+def test_unknown_api_urls_answer_json_to_unsafe_methods_of_a_session(member):
+    """Not CsrfViewMiddleware's HTML 403: the catch-all does nothing that needs CSRF protection."""
+    from rest_framework.test import APIClient
+
+    client = APIClient(enforce_csrf_checks=True)
+    client.force_login(member)
+    response = client.patch("/api/v1/rag/cases/-1", {"name": "x"}, format="json")
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["error_type"] == "NotFound"
