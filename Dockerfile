@@ -21,4 +21,5 @@ RUN SECRET_KEY=build-only ALLOWED_HOSTS=build DATABASE_URL=postgres://build@loca
     python manage.py collectstatic --noinput
 USER lexrag
 EXPOSE 8000
-CMD ["gunicorn", "ragsite.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "120"]
+ENV PROMETHEUS_MULTIPROC_DIR=/tmp/prometheus
+CMD ["gunicorn", "-c", "python:ragsite.gunicorn_conf", "ragsite.wsgi:application"]

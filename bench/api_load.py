@@ -23,6 +23,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -97,14 +98,16 @@ def start_gunicorn(port: int, workers: int, threads: int) -> subprocess.Popen:
         # Throttling stays on (its Redis round trip is part of the cost) but cannot trip.
         "API_THROTTLE_TENANT_RATE": "100000000/min",
         "API_THROTTLE_CLIENT_RATE": "100000000/min",
+        # Metrics in multi-process mode, as in production (each worker writes its own files).
+        "PROMETHEUS_MULTIPROC_DIR": tempfile.mkdtemp(prefix="lexrag-bench-metrics-"),
     }
     command = [
         sys.executable,
         "-m",
         "gunicorn",
+        "--config=python:ragsite.gunicorn_conf",
         "ragsite.wsgi:application",
         f"--workers={workers}",
-        "--worker-class=gthread",
         f"--threads={threads}",
         f"--bind=127.0.0.1:{port}",
         "--keep-alive=30",

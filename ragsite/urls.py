@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from ragsite.apis import HealthApi
+from ragsite.apis import HealthApi, platform_metrics
 from ragsite.exception_handlers import json_404
 
 handler404 = "ragsite.exception_handlers.json_404"
@@ -16,6 +16,7 @@ api_v1 = [
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("metrics", platform_metrics, name="platform-metrics"),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),

@@ -203,6 +203,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
 }
+# GET /metrics (every tenant's series, for the operator's Prometheus): off unless a token is set.
+METRICS_TOKEN = env("METRICS_TOKEN", default="")
 # Throttling (ragsite/throttling.py): requests per window, as "120/min", "5/hour" or "0/min" (off).
 # Per tenant, per credential (API key or user), and for queries flagged as injection attempts.
 API_THROTTLE_TENANT_RATE = env("API_THROTTLE_TENANT_RATE", default="3000/min")

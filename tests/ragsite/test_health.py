@@ -106,3 +106,23 @@ def test_degraded_when_the_embedding_model_is_missing(api_client):
         body = api_client.get("/api/v1/health").json()
     assert body["embedding_model"]["status"] == "unavailable"
     assert body["status"] == "degraded"
+
+
+@pytest.mark.django_db
+def test_platform_metrics_are_off_without_a_token(client, settings):
+    settings.METRICS_TOKEN = ""
+    assert client.get("/metrics").status_code == 404
+
+
+@pytest.mark.django_db
+def test_platform_metrics_need_the_bearer_token(client, settings):
+    from rag.pipeline import metrics
+
+    settings.METRICS_TOKEN = "s3cret-scrape-token"
+    metrics.CACHE_MISSES.labels("some-firm").inc()
+    assert client.get("/metrics").status_code == 401
+    assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 401
+    response = client.get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret-scrape-token")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/plain")
+    assert b'rag_cache_misses_total{tenant="some-firm"}' in response.content
