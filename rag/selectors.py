@@ -3,11 +3,14 @@ is the same `NotFound` as a missing one (tenants.selectors.owned_get)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, Q, QuerySet, Subquery
+from django.db import connection
+from django.db.models import Count, Q, QuerySet
 
 from ragsite.exceptions import NotFound
+from templates_admin.models import PromptTemplate
 from tenants.models import Tenant
 from tenants.selectors import owned_get, owned_list
 
@@ -139,23 +142,38 @@ def index_version_get(*, tenant: Tenant) -> int:
     return row or 0
 
 
-def corpus_versions_get(*, tenant: Tenant) -> tuple[int, datetime | None, int]:
-    """(index version, when the corpus last changed, ranking weights version) in one query: what
-    a cached answer's key needs on every request (0, None, 0 before anything exists)."""
-    index = owned_list(IndexVersion, tenant=tenant)
-    weights = owned_list(RankingWeights, tenant=tenant)
-    row = (
-        Tenant.objects.filter(pk=tenant.pk)
-        .annotate(
-            index_version=Subquery(index.values("version")[:1]),
-            indexed_at=Subquery(index.values("updated_at")[:1]),
-            weights_version=Subquery(weights.values("version")[:1]),
-        )
-        .values_list("index_version", "indexed_at", "weights_version")
-        .first()
-    )
-    index_version, indexed_at, weights_version = row or (None, None, None)
-    return index_version or 0, indexed_at, weights_version or 0
+@dataclass(frozen=True)
+class QuerySnapshot:
+    """What every query's cache key needs: the tenant's corpus and weights versions, and which
+    prompt template (and which version of it) a template id resolves to for the tenant."""
+
+    index_version: int
+    indexed_at: datetime | None
+    weights_version: int
+    template_pk: int | None  # None: no template of this id is visible to the tenant
+    template_version: int | None
+
+
+def query_snapshot_get(*, tenant: Tenant, template_id: str) -> QuerySnapshot:
+    """The `QuerySnapshot` of `tenant` in one round trip (it is read on every query, cache hits
+    included). The template is the tenant's own `template_id`, else the built-in one."""
+    if tenant is None or tenant.pk is None:
+        raise ValueError("a saved tenant is required to scope a query")
+    sql = f"""
+        SELECT iv.version, iv.updated_at, rw.version, t.id, t.version
+        FROM (SELECT %(tenant)s::bigint AS tenant_id) me
+        LEFT JOIN {IndexVersion._meta.db_table} iv ON iv.tenant_id = me.tenant_id
+        LEFT JOIN {RankingWeights._meta.db_table} rw ON rw.tenant_id = me.tenant_id
+        LEFT JOIN LATERAL (
+            SELECT id, version FROM {PromptTemplate._meta.db_table}
+            WHERE template_id = %(template_id)s AND (tenant_id = me.tenant_id OR tenant_id IS NULL)
+            ORDER BY tenant_id NULLS LAST LIMIT 1
+        ) t ON true
+    """  # noqa: S608 - table names from model metadata; values are parameters
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"tenant": tenant.pk, "template_id": template_id})
+        index_version, indexed_at, weights_version, template_pk, template_version = cursor.fetchone()
+    return QuerySnapshot(index_version or 0, indexed_at, weights_version or 0, template_pk, template_version)
 
 
 def ranking_weights_get(*, tenant: Tenant) -> Weights:

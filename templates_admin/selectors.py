@@ -35,6 +35,27 @@ def template_get(*, tenant: Tenant, template_id: str) -> PromptTemplate:
     return template
 
 
+_BY_VERSION: dict[tuple[int, int], PromptTemplate] = {}
+_BY_VERSION_LIMIT = 512
+
+
+def template_get_by_version(*, pk: int, version: int) -> PromptTemplate:
+    """The template row `pk` as of `version`, from a per-process memo: every change of a template
+    bumps its version, so (pk, version) always names the same content. For the query path, which
+    resolves (pk, version) through a tenant-scoped query first (rag.selectors.query_snapshot_get).
+    Callers must not modify the returned object: it is shared."""
+    key = (pk, version)
+    template = _BY_VERSION.get(key)
+    if template is None:
+        template = PromptTemplate.objects.filter(pk=pk, version=version).first()
+        if template is None:  # changed or deleted since the snapshot was read
+            raise NotFound("Prompt template not found.")
+        if len(_BY_VERSION) >= _BY_VERSION_LIMIT:
+            _BY_VERSION.clear()
+        _BY_VERSION[key] = template
+    return template
+
+
 def template_version_list(*, tenant: Tenant, template_id: str) -> QuerySet[PromptTemplateVersion]:
     """The history of the template the tenant sees as `template_id`, newest first."""
     template = template_get(tenant=tenant, template_id=template_id)

@@ -8,8 +8,9 @@ from django.conf import settings
 
 from rag import selectors
 from rag.llm.base import configured_model
+from ragsite.exceptions import NotFound
 from templates_admin.builtins import BUILTIN_TEMPLATE_ID_BY_STYLE
-from templates_admin.selectors import template_get
+from templates_admin.selectors import template_get_by_version
 
 from .. import cache
 from ..context import QueryContext
@@ -39,8 +40,12 @@ class CacheLookupStage:
 
     def run(self, ctx: QueryContext) -> QueryContext:
         tenant = ctx.tenant
-        ctx.index_version, ctx.indexed_at, ctx.weights_version = selectors.corpus_versions_get(tenant=tenant)
-        ctx.template = template_get(tenant=tenant, template_id=template_id_for(ctx.config))
+        snapshot = selectors.query_snapshot_get(tenant=tenant, template_id=template_id_for(ctx.config))
+        ctx.index_version, ctx.indexed_at = snapshot.index_version, snapshot.indexed_at
+        ctx.weights_version = snapshot.weights_version
+        if snapshot.template_pk is None:
+            raise NotFound("Prompt template not found.")
+        ctx.template = template_get_by_version(pk=snapshot.template_pk, version=snapshot.template_version)
         skip = self._skip_reason(ctx)
         if skip:
             ctx.note(self.name, skipped=skip)

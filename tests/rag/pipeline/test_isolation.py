@@ -142,12 +142,13 @@ def test_the_pipelines_selectors_see_only_their_tenant(tenant, other_tenant, cor
     run_query(tenant=other_tenant, question=QUESTIONS[0], request_id="req_other")
     assert not selectors.audit_list(tenant=tenant).filter(request_id="req_other").exists()
     assert selectors.audit_list(tenant=other_tenant).filter(request_id="req_other").count() == 1
-    version, _, weights = selectors.corpus_versions_get(tenant=tenant)
-    other_version, _, _ = selectors.corpus_versions_get(tenant=other_tenant)
+    snapshot = selectors.query_snapshot_get(tenant=tenant, template_id="legal_analysis_balanced")
+    version, weights = snapshot.index_version, snapshot.weights_version
+    other_version = selectors.query_snapshot_get(tenant=other_tenant, template_id="x").index_version
     assert version == selectors.index_version_get(tenant=tenant) != 0
     assert other_version == selectors.index_version_get(tenant=other_tenant) != 0
     rag_services.ranking_weights_set(
         tenant=other_tenant, similarity_weight=1, recency_weight=0, trust_weight=0
     )
-    assert selectors.corpus_versions_get(tenant=tenant)[2] == weights == 0
-    assert selectors.corpus_versions_get(tenant=other_tenant)[2] == 1
+    assert selectors.query_snapshot_get(tenant=tenant, template_id="x").weights_version == weights == 0
+    assert selectors.query_snapshot_get(tenant=other_tenant, template_id="x").weights_version == 1
