@@ -146,49 +146,148 @@ async def read_response(reader: asyncio.StreamReader) -> tuple[int, bool]:
     return status, headers.get("connection", "").lower() != "close"
 
 
-async def client(port: int, requests: list[bytes], offset: int, stop_at: float, budget: list[int], out: dict):
-    reader = writer = None
-    i = offset
-    while time.monotonic() < stop_at and budget[0] > 0:
-        budget[0] -= 1
-        if writer is None:
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        started = time.perf_counter()
+class Connection:
+    """One keep-alive client connection (reopened if the server closes it)."""
+
+    def __init__(self, port: int):
+        self.port = port
+        self.reader = self.writer = None
+
+    async def send(self, request: bytes, out: dict, started: float) -> None:
+        """Send `request`, record its latency since `started` (perf_counter) or its error."""
         try:
-            writer.write(requests[i % len(requests)])
-            await writer.drain()
-            status, keep_alive = await read_response(reader)
+            if self.writer is None:
+                self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+            self.writer.write(request)
+            await self.writer.drain()
+            status, keep_alive = await read_response(self.reader)
         except (OSError, asyncio.IncompleteReadError) as exc:
             out["errors"].append(type(exc).__name__)
-            writer.close()
-            writer = None
-            continue
+            self.close()
+            return
         out["latencies"].append((time.perf_counter() - started) * 1000)
         if status != 200:
             out["errors"].append(str(status))
         if not keep_alive:
-            writer.close()
-            writer = None
-        i += 1
-    if writer is not None:
-        writer.close()
+            self.close()
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        self.reader = self.writer = None
 
 
-async def phase(port: int, requests: list[bytes], clients: int, seconds: float, max_requests: int) -> dict:
+async def closed_loop(port: int, requests: list[bytes], clients: int, seconds: float, limit: int) -> dict:
+    """`clients` connections, each sending its next request as soon as the last one is answered."""
     out = {"latencies": [], "errors": []}
-    budget = [max_requests]
+    sent = [0]
+    stop_at = time.monotonic() + seconds
+
+    async def run(offset: int) -> None:
+        connection = Connection(port)
+        i = offset
+        while time.monotonic() < stop_at and sent[0] < limit:
+            sent[0] += 1
+            await connection.send(requests[i % len(requests)], out, time.perf_counter())
+            i += 1
+        connection.close()
+
     started = time.monotonic()
-    await asyncio.gather(*(client(port, requests, n, started + seconds, budget, out) for n in range(clients)))
+    await asyncio.gather(*(run(n) for n in range(clients)))
     out["elapsed"] = time.monotonic() - started
     return out
+
+
+async def fixed_rate(port: int, requests: list[bytes], clients: int, rate: float, seconds: float) -> dict:
+    """Requests scheduled every 1/`rate` s over at most `clients` connections. Latency counts from
+    the scheduled time, so a request waiting for a free connection is measured as late, as a
+    user would see it (no coordinated omission)."""
+    out = {"latencies": [], "errors": []}
+    idle: asyncio.Queue[Connection] = asyncio.Queue()
+    for _ in range(clients):
+        idle.put_nowait(Connection(port))
+
+    async def one(request: bytes, scheduled: float) -> None:
+        connection = await idle.get()
+        await connection.send(request, out, scheduled)
+        idle.put_nowait(connection)
+
+    tasks = []
+    begin = time.perf_counter()
+    for n in range(int(rate * seconds)):
+        scheduled = begin + n / rate
+        delay = scheduled - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        tasks.append(asyncio.create_task(one(requests[n % len(requests)], scheduled)))
+    await asyncio.gather(*tasks)
+    out["elapsed"] = time.perf_counter() - begin
+    while not idle.empty():
+        idle.get_nowait().close()
+    return out
+
+
+# --- CPU accounting: who spends the two cores (from /proc) -----------------------------------------
+
+
+def _cpu_seconds(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def process_groups(server: subprocess.Popen) -> dict[str, list[int]]:
+    """The processes of each part: gunicorn workers, PostgreSQL (postmaster and backends), Redis."""
+    from django.conf import settings
+
+    groups = {"web": _children(server.pid), "database": [], "redis": []}
+    postmaster = Path(settings.EMBEDDED_PG_DATA_DIR) / "postmaster.pid"
+    if not settings.DATABASE_URL and postmaster.exists():
+        master = int(postmaster.read_text().split()[0])
+        groups["database"] = [master, *_children(master)]
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit() and (proc / "comm").exists():
+            try:
+                if (proc / "comm").read_text().strip() == "redis-server":
+                    groups["redis"].append(int(proc.name))
+            except OSError:
+                pass
+    return groups
+
+
+def cpu_snapshot(groups: dict[str, list[int]]) -> dict[str, float]:
+    snapshot = {name: sum(_cpu_seconds(pid) for pid in pids) for name, pids in groups.items()}
+    snapshot["load generator"] = sum(os.times()[:2])
+    return snapshot
+
+
+def measured(groups: dict[str, list[int]], run) -> dict:
+    """Run a phase and add the CPU milliseconds each part spent per answered request."""
+    before = cpu_snapshot(groups)
+    result = run()
+    after = cpu_snapshot(groups)
+    answered = max(1, len(result["latencies"]))
+    result["cpu_ms"] = {name: (after[name] - before[name]) * 1000 / answered for name in before}
+    return result
 
 
 def row(name: str, result: dict) -> str:
     latencies = result["latencies"]
     rate = len(latencies) / result["elapsed"]
     p50, p95, p99 = (percentile(latencies, q) for q in (50, 95, 99))
-    counts = f"{name:<10} {len(latencies):>8} {len(result['errors']):>7} {rate:>9.1f}"
-    return f"{counts} {p50:>8.1f} {p95:>8.1f} {p99:>8.1f}"
+    counts = f"{name:<22} {len(latencies):>8} {len(result['errors']):>7} {rate:>9.1f}"
+    cpu = result["cpu_ms"]
+    spent = " ".join(f"{cpu[part]:>6.2f}" for part in ("web", "database", "redis", "load generator"))
+    return f"{counts} {p50:>8.1f} {p95:>8.1f} {p99:>8.1f}   {spent}"
 
 
 def main() -> None:
@@ -197,7 +296,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=20.0, help="per phase")
-    parser.add_argument("--max-requests", type=int, default=20000, help="per phase")
+    parser.add_argument("--max-requests", type=int, default=20000, help="per closed-loop phase")
+    parser.add_argument("--rate", type=float, default=300.0, help="requests/s of the fixed-rate phase")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args()
 
@@ -205,15 +305,25 @@ def main() -> None:
     port = free_port()
     server = start_gunicorn(port, args.workers, args.threads)
     try:
+        groups = process_groups(server)
         cached = [request_bytes(port, key, {"query": q}) for q in QUESTIONS]
         uncached = [request_bytes(port, key, {"query": q, "use_cache": False}) for q in QUESTIONS]
         # Warm-up: every worker loads the embedding model and the term statistics; every question
-        # is answered once, so phase 1 is all cache hits.
-        asyncio.run(phase(port, uncached, args.workers * args.threads, 60, args.workers * args.threads * 4))
-        asyncio.run(phase(port, cached, 1, 60, len(cached)))
+        # is answered once, so the cache-hit phases are all hits.
+        warm = args.workers * args.threads
+        asyncio.run(closed_loop(port, uncached, warm, 60, warm * 4))
+        asyncio.run(closed_loop(port, cached, 1, 60, len(cached)))
+        c, s_, n = args.clients, args.seconds, args.max_requests
         results = {
-            "cache hit": asyncio.run(phase(port, cached, args.clients, args.seconds, args.max_requests)),
-            "uncached": asyncio.run(phase(port, uncached, args.clients, args.seconds, args.max_requests)),
+            f"cache hit, {c} clients": measured(
+                groups, lambda: asyncio.run(closed_loop(port, cached, c, s_, n))
+            ),
+            f"cache hit, {args.rate:.0f}/s": measured(
+                groups, lambda: asyncio.run(fixed_rate(port, cached, c, args.rate, s_))
+            ),
+            f"uncached, {c} clients": measured(
+                groups, lambda: asyncio.run(closed_loop(port, uncached, c, s_, n))
+            ),
         }
     finally:
         server.terminate()
@@ -221,10 +331,11 @@ def main() -> None:
 
     load = os.getloadavg()[0]
     lines = [
-        f"API load: gunicorn {args.workers} workers x {args.threads} threads (gthread), "
-        f"{args.clients} clients on loopback, {args.seconds:.0f} s per phase, {os.cpu_count()} cores, "
-        f"load average {load:.1f}",
-        f"{'phase':<10} {'requests':>8} {'errors':>7} {'req/s':>9} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}",
+        f"API load: gunicorn {args.workers} workers x {args.threads} threads (gthread), up to "
+        f"{args.clients} connections on loopback, {args.seconds:.0f} s per phase, {os.cpu_count()} cores, "
+        f"load average {load:.1f} at the end",
+        f"{'phase':<22} {'requests':>8} {'errors':>7} {'req/s':>9} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}"
+        "   CPU ms per request: web, database, redis, load generator",
         *(row(name, result) for name, result in results.items()),
     ]
     for name, result in results.items():
