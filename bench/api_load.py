@@ -264,19 +264,25 @@ def process_groups(server: subprocess.Popen) -> dict[str, list[int]]:
     return groups
 
 
-def cpu_snapshot(groups: dict[str, list[int]]) -> dict[str, float]:
-    snapshot = {name: sum(_cpu_seconds(pid) for pid in pids) for name, pids in groups.items()}
-    snapshot["load generator"] = sum(os.times()[:2])
+def cpu_snapshot(groups: dict[str, list[int]]) -> dict[str, dict[int, float]]:
+    snapshot = {name: {pid: _cpu_seconds(pid) for pid in pids} for name, pids in groups.items()}
+    snapshot["load generator"] = {os.getpid(): sum(os.times()[:2])}
     return snapshot
 
 
 def measured(groups: dict[str, list[int]], run) -> dict:
-    """Run a phase and add the CPU milliseconds each part spent per answered request."""
+    """Run a phase and add the CPU milliseconds each part spent per answered request (processes
+    that exited meanwhile, such as a closed database connection's backend, are left out)."""
     before = cpu_snapshot(groups)
     result = run()
     after = cpu_snapshot(groups)
     answered = max(1, len(result["latencies"]))
-    result["cpu_ms"] = {name: (after[name] - before[name]) * 1000 / answered for name in before}
+    result["cpu_ms"] = {
+        name: sum(max(0.0, after[name].get(pid, 0.0) - spent) for pid, spent in pids.items())
+        * 1000
+        / answered
+        for name, pids in before.items()
+    }
     return result
 
 
@@ -292,7 +298,7 @@ def row(name: str, result: dict) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=20.0, help="per phase")
@@ -305,7 +311,6 @@ def main() -> None:
     port = free_port()
     server = start_gunicorn(port, args.workers, args.threads)
     try:
-        groups = process_groups(server)
         cached = [request_bytes(port, key, {"query": q}) for q in QUESTIONS]
         uncached = [request_bytes(port, key, {"query": q, "use_cache": False}) for q in QUESTIONS]
         # Warm-up: every worker loads the embedding model and the term statistics; every question
@@ -313,6 +318,7 @@ def main() -> None:
         warm = args.workers * args.threads
         asyncio.run(closed_loop(port, uncached, warm, 60, warm * 4))
         asyncio.run(closed_loop(port, cached, 1, 60, len(cached)))
+        groups = process_groups(server)  # after the warm-up: every database backend exists by now
         c, s_, n = args.clients, args.seconds, args.max_requests
         results = {
             f"cache hit, {c} clients": measured(
