@@ -19,5 +19,16 @@ def viewer_client(tenant, make_key_client):
 
 
 @pytest.fixture
+def member_client(tenant, make_key_client):
+    return make_key_client(tenant, Role.MEMBER)
+
+
+@pytest.fixture
 def admin_client(tenant, make_key_client):
     return make_key_client(tenant, Role.ADMIN)
+
+
+@pytest.fixture
+def other_admin_client(other_tenant, make_key_client):
+    """An admin API key of `other_tenant`."""
+    return make_key_client(other_tenant, Role.ADMIN)

@@ -16,18 +16,6 @@ ROLES_BELOW_ADMIN = [Role.VIEWER, Role.MEMBER]
 
 
 @pytest.fixture
-def admin_client(tenant, make_key_client) -> APIClient:
-    """An admin API key of `tenant`."""
-    return make_key_client(tenant, Role.ADMIN)
-
-
-@pytest.fixture
-def other_admin_client(other_tenant, make_key_client) -> APIClient:
-    """An admin API key of `other_tenant`."""
-    return make_key_client(other_tenant, Role.ADMIN)
-
-
-@pytest.fixture
 def session_admin(tenant):
     """(client, user): a logged-in admin of `tenant` (a session, so writes name the user)."""
     user = MembershipFactory(tenant=tenant, role=Role.ADMIN).user
@@ -37,8 +25,8 @@ def session_admin(tenant):
 
 
 @pytest.fixture
-def ingest_text(settings, tmp_path):
-    """ingest_text(tenant, text, title=..., **fields) -> Document: a one-file TXT upload (fields as
+def ingest_for_tenant(settings, tmp_path):
+    """ingest_for_tenant(tenant, text, title=..., **fields) -> Document: a one-file TXT upload (fields as
     rag.ingest.service.DocumentFields), fully indexed with the real embedding model."""
     settings.MEDIA_ROOT = tmp_path / "media"
 

@@ -13,10 +13,8 @@ from rag.pipeline.config import QueryConfig
 from rag.pipeline.context import QueryContext
 from rag.pipeline.result import flags
 from ragsite.exceptions import NotFound
-from tests.api.conftest_admin import ROLES_BELOW_ADMIN, admin_client, make_audit, other_admin_client
+from tests.api.conftest_admin import ROLES_BELOW_ADMIN, make_audit
 from tests.factories import UserFactory
-
-__all__ = ["admin_client", "other_admin_client"]  # fixtures, imported for pytest
 
 pytestmark = pytest.mark.django_db
 

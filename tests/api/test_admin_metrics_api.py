@@ -11,9 +11,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.samples import Sample
 
 from rag.pipeline import metrics
-from tests.api.conftest_admin import ROLES_BELOW_ADMIN, admin_client, other_admin_client
-
-__all__ = ["admin_client", "other_admin_client"]  # fixtures, imported for pytest
+from tests.api.conftest_admin import ROLES_BELOW_ADMIN
 
 METRICS = "/api/v1/rag/admin/metrics"
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"

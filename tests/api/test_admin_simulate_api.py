@@ -8,9 +8,9 @@ import pytest
 from rag.llm.base import configured_model
 from rag.models import AuditLog
 from tenants.models import Role
-from tests.api.conftest_admin import ROLES_BELOW_ADMIN, admin_client, ingest_text, other_admin_client
+from tests.api.conftest_admin import ROLES_BELOW_ADMIN, ingest_for_tenant
 
-__all__ = ["admin_client", "ingest_text", "other_admin_client"]  # fixtures, imported for pytest
+__all__ = ["ingest_for_tenant"]  # fixtures, imported for pytest
 
 pytestmark = pytest.mark.django_db
 
@@ -31,10 +31,12 @@ OTHER_MSA = (
 
 
 @pytest.fixture
-def corpus(tenant, other_tenant, ingest_text):
+def corpus(tenant, other_tenant, ingest_for_tenant):
     return {
-        "msa": ingest_text(tenant, MSA, title="Acme Globex MSA", filename="msa.txt"),
-        "other": ingest_text(other_tenant, OTHER_MSA, title="Globex Hooli supply", filename="supply.txt"),
+        "msa": ingest_for_tenant(tenant, MSA, title="Acme Globex MSA", filename="msa.txt"),
+        "other": ingest_for_tenant(
+            other_tenant, OTHER_MSA, title="Globex Hooli supply", filename="supply.txt"
+        ),
     }
 
 
@@ -94,9 +96,9 @@ def test_a_simulation_never_shows_another_tenants_documents(admin_client, other_
     assert {s["document_id"] for s in theirs["selected_snippets"]} == {corpus["other"].pk}
 
 
-def test_an_admin_simulation_reads_confidential_text(admin_client, tenant, ingest_text):
+def test_an_admin_simulation_reads_confidential_text(admin_client, tenant, ingest_for_tenant):
     """The reader is the caller's role: an admin sees confidential passages unredacted."""
-    ingest_text(tenant, MSA, title="Confidential MSA", sensitivity="confidential")
+    ingest_for_tenant(tenant, MSA, title="Confidential MSA", sensitivity="confidential")
     result = admin_client.post(SIMULATE, {"query": QUESTION}, format="json").json()
     assert result["selected_snippets"]
     assert not any(s["redacted"] for s in result["selected_snippets"])

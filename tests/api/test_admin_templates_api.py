@@ -8,9 +8,9 @@ import pytest
 from rag.api.admin_templates import TemplateDetailApi
 from templates_admin.builtins import BUILTIN_TEMPLATE_IDS
 from templates_admin.models import PromptTemplate
-from tests.api.conftest_admin import ROLES_BELOW_ADMIN, admin_client, other_admin_client, session_admin
+from tests.api.conftest_admin import ROLES_BELOW_ADMIN, session_admin
 
-__all__ = ["admin_client", "other_admin_client", "session_admin"]  # fixtures, imported for pytest
+__all__ = ["session_admin"]  # fixtures, imported for pytest
 
 pytestmark = pytest.mark.django_db
 

@@ -10,9 +10,9 @@ import pytest
 from rag import selectors
 from rag.models import RankingWeights
 from rag.retrieval.ranking import Weights
-from tests.api.conftest_admin import ROLES_BELOW_ADMIN, admin_client, other_admin_client, session_admin
+from tests.api.conftest_admin import ROLES_BELOW_ADMIN, session_admin
 
-__all__ = ["admin_client", "other_admin_client", "session_admin"]  # fixtures, imported for pytest
+__all__ = ["session_admin"]  # fixtures, imported for pytest
 
 pytestmark = pytest.mark.django_db
 
