@@ -24,6 +24,8 @@ from django.core.exceptions import ImproperlyConfigured
 from rest_framework.exceptions import Throttled
 from rest_framework.throttling import BaseThrottle
 
+from rag.queries.caller import Caller
+
 logger = logging.getLogger(__name__)
 
 _UNITS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600}
@@ -105,11 +107,9 @@ def _check(budgets: list[tuple[str, Rate]]) -> None:
         raise Throttled(wait=max(waits))
 
 
-def client_ident(request) -> str:
-    """The credential a request counts against: its API key, else its user."""
-    credential = request.auth
-    api_key = getattr(credential, "api_key", None)
-    return f"key:{api_key.prefix}" if api_key is not None else f"user:{request.user.pk}"
+def _client_ident(request) -> str:
+    """The credential a request counts against: its API key, else its user (`Caller.ident`)."""
+    return Caller.from_request(request).ident
 
 
 class TenantClientThrottle(BaseThrottle):
@@ -123,7 +123,7 @@ class TenantClientThrottle(BaseThrottle):
         _check(
             [
                 (f"tenant:{tenant.pk}", rates["tenant"]),
-                (f"client:{tenant.pk}:{client_ident(request)}", rates["client"]),
+                (f"client:{tenant.pk}:{_client_ident(request)}", rates["client"]),
             ]
         )
         return True
@@ -133,4 +133,4 @@ def check_injection_budget(request) -> None:
     """Count a query flagged as a prompt-injection attempt against its credential's small budget;
     raise Throttled (429) once it is spent."""
     tenant = request.auth.tenant
-    _check([(f"injection:{tenant.pk}:{client_ident(request)}", _rates()["injection"])])
+    _check([(f"injection:{tenant.pk}:{_client_ident(request)}", _rates()["injection"])])
