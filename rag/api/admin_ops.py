@@ -20,7 +20,13 @@ from rest_framework.response import Response
 
 from rag import selectors, services
 from rag.api.common import AdminApiView, acting_user, error_response, page_serializer, paginated
-from rag.api.schemas import CitationSerializer, FlagsSerializer, ProvenanceSerializer, QueryOptionsSerializer
+from rag.api.schemas import (
+    CitationSerializer,
+    FlagsSerializer,
+    ProvenanceSerializer,
+    QueryOptionsSerializer,
+    QueryRecordSerializer,
+)
 from rag.models import RANKING_WEIGHT_MAX, AuditStatus
 from rag.pipeline import metrics
 from rag.pipeline.run import reserved_option_errors, run_query
@@ -315,28 +321,15 @@ class MetricsApi(AdminApiView):
 # --- Audit trail ----------------------------------------------------------------------------------
 
 
-class AuditRowSerializer(serializers.Serializer):
+class AuditRowSerializer(QueryRecordSerializer):
     id = serializers.IntegerField()
-    request_id = serializers.CharField()
     user = serializers.CharField(source="user.username", allow_null=True, help_text="null for an API key.")
     api_key_prefix = serializers.CharField(help_text='The API key that asked; "" for a user.')
-    conversation_id = serializers.CharField()
-    query = serializers.CharField()
-    search_query = serializers.CharField(help_text='The question as searched, if rewritten; else "".')
-    template_id = serializers.CharField()
-    status = serializers.ChoiceField(choices=AuditStatus.choices)
-    error_type = serializers.CharField()
     documents_retrieved = serializers.ListField(child=serializers.IntegerField())
-    documents_used = serializers.ListField(child=serializers.IntegerField())
-    flags = serializers.DictField()
-    confidence = serializers.FloatField(allow_null=True)
-    latency_ms = serializers.FloatField()
     tokens_used = serializers.IntegerField()
     cost_estimate = serializers.FloatField()
     model_provider = serializers.CharField()
     model = serializers.CharField()
-    cache_hit = serializers.BooleanField()
-    created_at = serializers.DateTimeField()
 
 
 class AuditListApi(AdminApiView):

@@ -20,7 +20,13 @@ from ragsite.throttling import check_injection_budget
 from tenants.api_base import TenantApiView
 
 from .common import PageParameters, error_response, page_serializer, paginated
-from .schemas import JobAcceptedSerializer, JobSerializer, QueryRequestSerializer, QueryResultSerializer
+from .schemas import (
+    JobAcceptedSerializer,
+    JobSerializer,
+    QueryRecordSerializer,
+    QueryRequestSerializer,
+    QueryResultSerializer,
+)
 
 MODES = ("sync", "async")
 IDEMPOTENCY_HEADER = "Idempotency-Key"
@@ -244,21 +250,8 @@ class JobDetailApi(TenantApiView):
         return Response(JobSerializer(job_body(job)).data)
 
 
-class HistoryRowSerializer(serializers.Serializer):
-    request_id = serializers.CharField()
-    query = serializers.CharField()
-    search_query = serializers.CharField(allow_blank=True)
-    status = serializers.CharField()
-    error_type = serializers.CharField(allow_blank=True)
-    conversation_id = serializers.CharField(allow_blank=True)
-    template_id = serializers.CharField(allow_blank=True)
-    confidence = serializers.FloatField(allow_null=True)
-    latency_ms = serializers.FloatField()
-    cache_hit = serializers.BooleanField()
-    flags = serializers.JSONField()
-    documents_used = serializers.JSONField()
+class HistoryRowSerializer(QueryRecordSerializer):
     options = serializers.JSONField(help_text="The options it was asked with (to ask it again).")
-    created_at = serializers.DateTimeField()
 
 
 class HistoryDetailSerializer(HistoryRowSerializer):

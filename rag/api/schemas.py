@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from rag.models import DocType, SourceType
+from rag.models import AuditStatus, DocType, SourceType
 from rag.pipeline.config import MAX_CONVERSATION_ID, MAX_NEW_TOKENS, MAX_REASONING_DEPTH, TOKEN_BUDGET_RANGE
 from rag.retrieval.hybrid import MODES as SEARCH_MODES
 from rag.retrieval.service import MAX_TOP_K
@@ -156,6 +156,25 @@ class QueryResultSerializer(serializers.Serializer):
     provenance = ProvenanceSerializer()
     request_id = serializers.CharField()
     timestamp = serializers.DateTimeField()
+
+
+class QueryRecordSerializer(serializers.Serializer):
+    """What an audit row says about one question: the base of the admin's audit rows and of the
+    caller's own history rows."""
+
+    request_id = serializers.CharField()
+    query = serializers.CharField()
+    search_query = serializers.CharField(help_text='The question as searched, if rewritten; else "".')
+    status = serializers.ChoiceField(choices=AuditStatus.choices)
+    error_type = serializers.CharField()
+    conversation_id = serializers.CharField()
+    template_id = serializers.CharField()
+    confidence = serializers.FloatField(allow_null=True)
+    latency_ms = serializers.FloatField()
+    cache_hit = serializers.BooleanField()
+    flags = serializers.DictField()
+    documents_used = serializers.ListField(child=serializers.IntegerField())
+    created_at = serializers.DateTimeField()
 
 
 class JobErrorSerializer(serializers.Serializer):

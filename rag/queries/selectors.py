@@ -12,6 +12,7 @@ from ragsite.exceptions import NotFound
 from tenants.selectors import owned_list
 
 from ..models import AuditLog, QueryJob
+from ..selectors import audit_search
 from .caller import Caller
 
 
@@ -37,27 +38,21 @@ def query_history_list(
     since: datetime | None = None,
     until: datetime | None = None,
 ) -> QuerySet[AuditLog]:
-    """The caller's own questions, newest first (a user's, or an API key's)."""
-    rows = owned_list(AuditLog, tenant=tenant).filter(
-        user_id=caller.user_id, api_key_prefix=caller.api_key_prefix
-    )
-    if status:
-        rows = rows.filter(status=status)
-    if conversation_id:
-        rows = rows.filter(conversation_id=conversation_id)
+    """The caller's own questions, newest first (a user's, or an API key's): the tenant's audit
+    rows (`audit_search`) of this caller, with their options (to ask again) but not the response."""
+    rows = audit_search(
+        tenant=tenant, status=status, conversation_id=conversation_id, since=since, until=until
+    ).filter(user_id=caller.user_id, api_key_prefix=caller.api_key_prefix)
     if text:
         rows = rows.filter(query__icontains=text)
-    if since:
-        rows = rows.filter(created_at__gte=since)
-    if until:
-        rows = rows.filter(created_at__lt=until)
-    return rows.order_by("-created_at", "-pk")
+    return rows.defer(None).defer("result")
 
 
 def query_history_get(*, tenant, caller: Caller, request_id: str) -> AuditLog:
     """The caller's latest question with this request id (ids can repeat when a client reuses its
     X-Request-ID)."""
-    row = query_history_list(tenant=tenant, caller=caller).filter(request_id=str(request_id)).first()
+    rows = query_history_list(tenant=tenant, caller=caller).filter(request_id=str(request_id))
+    row = rows.defer(None).first()  # with the response
     if row is None:
         raise NotFound("Query not found.")
     return row
