@@ -29,7 +29,7 @@ _COMMON_ERRORS = {
     "403": "Authenticated, but the role is too low, or no tenant is active.",
     "429": "Throttled: too many requests for the tenant or the credential; see Retry-After.",
 }
-_ERROR_REF = {"$ref": "#/components/schemas/ErrorBody"}
+ERROR_BODY_REF = {"$ref": "#/components/schemas/ErrorBody"}
 ERROR_BODY_SCHEMA = {
     "type": "object",
     "description": "The one error body every failure under /api/ has.",
@@ -48,7 +48,7 @@ def add_error_responses(result, generator, request, public):
     body or query it cannot parse), 500, 404 when its path has an id, and — when it needs
     credentials — 401/403/429, unless the view documented that status itself."""
     components = result.setdefault("components", {}).setdefault("schemas", {})
-    components.setdefault("ErrorBody", ERROR_BODY_SCHEMA)
+    components["ErrorBody"] = ERROR_BODY_SCHEMA
     for name in _STRICT_REQUESTS & set(components):
         components[name]["additionalProperties"] = False
     for path, path_item in result.get("paths", {}).items():
@@ -60,6 +60,6 @@ def add_error_responses(result, generator, request, public):
             if operation.get("security") != [{}] and "security" in operation:
                 codes.update(_COMMON_ERRORS)
             for code, description in codes.items():
-                content = {"application/json": {"schema": _ERROR_REF}}
+                content = {"application/json": {"schema": ERROR_BODY_REF}}
                 responses.setdefault(code, {"description": description, "content": content})
     return result

@@ -7,6 +7,7 @@ from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import JSONParser
 
+from ragsite.schema import ERROR_BODY_REF
 from tenants.api_base import TenantApiView
 from tenants.models import Role
 
@@ -33,17 +34,9 @@ def paginated(view, queryset, serializer_class):
     return paginator.get_paginated_response(serializer_class(page, many=True).data)
 
 
-class ErrorBodySerializer(serializers.Serializer):
-    """The one error body every failure under /api/ has."""
-
-    error_type = serializers.CharField(help_text='e.g. "InvalidQuery", "NotFound", "Throttled"')
-    message = serializers.CharField()
-    request_id = serializers.CharField(allow_null=True)
-    details = serializers.JSONField(help_text="Per-field problems or other specifics; {} when none.")
-
-
 def error_response(description: str) -> OpenApiResponse:
-    return OpenApiResponse(ErrorBodySerializer, description=description)
+    """An error response of the one error body (the `ErrorBody` component, ragsite.schema)."""
+    return OpenApiResponse(ERROR_BODY_REF, description=description)
 
 
 def page_serializer(row_serializer: type[serializers.Serializer]) -> type[serializers.Serializer]:
