@@ -89,8 +89,8 @@ def semantic_search(
     )
     with search_session(ef_search=ef):
         if _is_selective(tenant, filters, embedding_model):
-            # Few rows pass the filter: comparing with each of them is exact and faster than an
-            # HNSW scan that must walk past the 99 % the filter rejects.
+            # Few rows pass the tenant and filters: comparing with each of them is exact and faster
+            # than an HNSW scan that must walk past the 99 % the WHERE clause rejects.
             with connection.cursor() as cursor:
                 cursor.execute("SELECT set_config('enable_indexscan', 'off', true)")
         rows = list(query)
@@ -103,8 +103,9 @@ def semantic_search(
 
 
 def _is_selective(tenant: Tenant, filters: SearchFilters | None, embedding_model: str | None) -> bool:
-    """Whether at most EXACT_SEARCH_ROWS chunks pass `filters` (counted up to one more)."""
-    if filters is None or filters.is_empty():
-        return False
+    """Whether at most EXACT_SEARCH_ROWS of the tenant's chunks pass `filters` (counted up to one
+    more). Without filters too: a small tenant in an index shared with large ones (or full of
+    dead entries from re-ingestion) is a selective filter of its own, which an HNSW scan can walk
+    past until its memory limit and return nothing."""
     chunks = _searchable(tenant, filters, embedding_model).order_by()
     return chunks[: EXACT_SEARCH_ROWS + 1].count() <= EXACT_SEARCH_ROWS
