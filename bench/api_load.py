@@ -230,12 +230,38 @@ async def fixed_rate(port: int, requests: list[bytes], clients: int, rate: float
 # --- CPU accounting: who spends the two cores (from /proc) -----------------------------------------
 
 
-def _cpu_seconds(pid: int) -> float:
+def _cpu_seconds(pid: int, *, with_exited_children: bool = False) -> float:
+    """CPU time of `pid`; with its waited-for children's too (the postmaster's exited backends:
+    a connection past DB_CONN_MAX_AGE is closed and its replacement starts mid-phase)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    ticks = int(fields[11]) + int(fields[12])
+    if with_exited_children:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def machine_speed_ms() -> float:
+    """Milliseconds of a fixed pure-Python workload (best of 3): this VM's speed varies from run to
+    run by up to 2x, so results are only comparable next to it."""
+    best = float("inf")
+    for _ in range(3):
+        started = time.process_time()
+        sum(i * i % 7 for i in range(1_000_000))
+        best = min(best, time.process_time() - started)
+    return best * 1000
+
+
+def steal_share(before: list[int], after: list[int]) -> float:
+    """The share of CPU time the hypervisor gave to others between two /proc/stat readings."""
+    spent = [b - a for a, b in zip(before, after, strict=True)]
+    return spent[7] / max(1, sum(spent))
+
+
+def cpu_counters() -> list[int]:
+    return [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
 
 
 def _children(pid: int) -> list[int]:
@@ -253,7 +279,7 @@ def process_groups(server: subprocess.Popen) -> dict[str, list[int]]:
     postmaster = Path(settings.EMBEDDED_PG_DATA_DIR) / "postmaster.pid"
     if not settings.DATABASE_URL and postmaster.exists():
         master = int(postmaster.read_text().split()[0])
-        groups["database"] = [master, *_children(master)]
+        groups["database"] = [-master, *_children(master)]  # negative: count its exited children too
     for proc in Path("/proc").iterdir():
         if proc.name.isdigit() and (proc / "comm").exists():
             try:
@@ -265,7 +291,10 @@ def process_groups(server: subprocess.Popen) -> dict[str, list[int]]:
 
 
 def cpu_snapshot(groups: dict[str, list[int]]) -> dict[str, dict[int, float]]:
-    snapshot = {name: {pid: _cpu_seconds(pid) for pid in pids} for name, pids in groups.items()}
+    snapshot = {
+        name: {pid: _cpu_seconds(abs(pid), with_exited_children=pid < 0) for pid in pids}
+        for name, pids in groups.items()
+    }
     snapshot["load generator"] = {os.getpid(): sum(os.times()[:2])}
     return snapshot
 
@@ -308,6 +337,7 @@ def main() -> None:
     args = parser.parse_args()
 
     key = prepare()
+    speed_before, counters_before = machine_speed_ms(), cpu_counters()
     port = free_port()
     server = start_gunicorn(port, args.workers, args.threads)
     try:
@@ -335,11 +365,14 @@ def main() -> None:
         server.terminate()
         server.wait(timeout=30)
 
-    load = os.getloadavg()[0]
+    load, steal = os.getloadavg()[0], steal_share(counters_before, cpu_counters())
+    speed = (speed_before + machine_speed_ms()) / 2
     lines = [
         f"API load: gunicorn {args.workers} workers x {args.threads} threads (gthread), up to "
         f"{args.clients} connections on loopback, {args.seconds:.0f} s per phase, {os.cpu_count()} cores, "
         f"load average {load:.1f} at the end",
+        f"machine: reference Python loop {speed:.0f} ms (lower is faster), CPU stolen by the "
+        f"hypervisor {steal:.0%} during the run",
         f"{'phase':<22} {'requests':>8} {'errors':>7} {'req/s':>9} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}"
         "   CPU ms per request: web, database, redis, load generator",
         *(row(name, result) for name, result in results.items()),

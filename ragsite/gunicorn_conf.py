@@ -24,6 +24,12 @@ def on_starting(server):
         Path(directory).mkdir(parents=True, exist_ok=True)
 
 
+def post_worker_init(worker):
+    from ragsite.heap import freeze_long_lived
+
+    freeze_long_lived()  # Django's import-time objects; the models are frozen when they load
+
+
 def child_exit(server, worker):
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         from prometheus_client import multiprocess

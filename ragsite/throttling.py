@@ -6,8 +6,9 @@ logged-in user); queries flagged as prompt-injection attempts also count against
 `API_THROTTLE_INJECTION_RATE` of their credential. Over a budget the answer is 429 with
 `Retry-After` (seconds until the window resets).
 
-The counters live in the default cache: one INCR + EXPIRE round trip to Redis per request (django-
-redis), so every web process shares them; without Redis, the in-process cache counts per process.
+The counters live in the default cache's Redis, so every web process shares them: one script call
+per request increments each counter and starts its window; without Redis, the in-process cache
+counts per process.
 A Redis outage lets requests through (throttling fails open, the cache is optional by design).
 """
 
@@ -17,6 +18,7 @@ import logging
 import re
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 
 from django.conf import settings
 from django.core.cache import cache
@@ -41,6 +43,7 @@ class Rate:
     seconds: int
 
     @classmethod
+    @lru_cache(maxsize=64)
     def parse(cls, text: str) -> Rate:
         """ "120/min", "5/hour", "10/30s" (= 10 per 30 seconds), "0/min" (unlimited)."""
         match = _RATE.match(str(text).lower())
@@ -58,35 +61,43 @@ def _rates() -> dict[str, Rate]:
     }
 
 
+# INCR each key; a key's first INCR starts its window (EXPIRE). One command whatever the count.
+_COUNT_SCRIPT = """
+local counts = {}
+for i, key in ipairs(KEYS) do
+    counts[i] = redis.call('INCR', key)
+    if counts[i] == 1 then redis.call('EXPIRE', key, ARGV[i]) end
+end
+return counts
+"""
+
+
 def _count(keys_and_rates: list[tuple[str, Rate]], now: float) -> list[int] | None:
     """Increment each window counter; their new values, or None when the cache is unavailable."""
     keys = [f"throttle:{key}:{int(now // rate.seconds)}" for key, rate in keys_and_rates]
+    lifetimes = [rate.seconds + 1 for _, rate in keys_and_rates]
     try:
-        client = _redis_client()
-        if client is not None:
-            pipe = client.pipeline(transaction=False)
-            for full_key, (_, rate) in zip(keys, keys_and_rates, strict=True):
-                redis_key = cache.make_key(full_key)
-                pipe.incr(redis_key)
-                pipe.expire(redis_key, rate.seconds + 1, nx=True)
-            return pipe.execute()[::2]
+        script = _count_script()
+        if script is not None:
+            return script(keys=[cache.make_key(key) for key in keys], args=lifetimes)
         counts = []
-        for full_key, (_, rate) in zip(keys, keys_and_rates, strict=True):
-            cache.add(full_key, 0, timeout=rate.seconds + 1)
-            counts.append(cache.incr(full_key))
+        for key, lifetime in zip(keys, lifetimes, strict=True):
+            cache.add(key, 0, timeout=lifetime)
+            counts.append(cache.incr(key))
         return counts
     except Exception as exc:  # fail open: a cache outage must not refuse requests
         logger.warning("throttle counters unavailable (%s): request let through", type(exc).__name__)
         return None
 
 
-def _redis_client():
-    """The raw Redis client behind the default cache, or None for a non-Redis cache."""
+def _count_script():
+    """The counting script on the default cache's Redis (EVALSHA, loaded on first use), or None
+    for a non-Redis cache."""
     if "RedisCache" not in settings.CACHES["default"]["BACKEND"]:
         return None
     from django_redis import get_redis_connection
 
-    return get_redis_connection("default")
+    return get_redis_connection("default").register_script(_COUNT_SCRIPT)
 
 
 def _check(budgets: list[tuple[str, Rate]]) -> None:

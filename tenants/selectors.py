@@ -4,9 +4,13 @@
 
 from __future__ import annotations
 
+from functools import cache
+
+from django.db import connection
 from django.db.models import Model, QuerySet
 
 from ragsite.exceptions import NotFound
+from ragsite.rows import model_from_row, select_columns
 
 from .models import ApiKey, Membership, Tenant, TenantOwned
 
@@ -54,5 +58,26 @@ def api_key_get(*, tenant: Tenant, key_id) -> ApiKey:
 
 
 def api_key_find_by_prefix(*, prefix: str) -> ApiKey | None:
-    """Authentication only: the key itself names its tenant, so this lookup is not tenant-scoped."""
-    return ApiKey.objects.select_related("tenant").filter(prefix=prefix).first()
+    """The key with this prefix, its tenant loaded, or None. Authentication only: the key itself
+    names its tenant, so this lookup is not tenant-scoped.
+
+    It runs on every API-key request, so it is one hand-written join: the ORM's version spent
+    five times the CPU of the query itself compiling it."""
+    with connection.cursor() as cursor:
+        cursor.execute(_api_key_with_tenant_sql(), [prefix])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    split = len(ApiKey._meta.concrete_fields)
+    api_key = model_from_row(ApiKey, row[:split])
+    api_key.tenant = model_from_row(Tenant, row[split:])
+    return api_key
+
+
+@cache
+def _api_key_with_tenant_sql() -> str:
+    keys, tenants = ApiKey._meta.db_table, Tenant._meta.db_table
+    return (
+        f"SELECT {select_columns(ApiKey, 'k')}, {select_columns(Tenant, 't')} "  # noqa: S608 - model names
+        f"FROM {keys} k JOIN {tenants} t ON t.{Tenant._meta.pk.column} = k.tenant_id WHERE k.prefix = %s"
+    )

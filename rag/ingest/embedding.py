@@ -16,6 +16,7 @@ import numpy as np
 from django.conf import settings
 
 from rag.models import EMBEDDING_DIMENSION
+from ragsite.heap import freeze_long_lived
 
 PACKAGED_MODEL_NAME = "all-MiniLM-L6-v2"
 
@@ -69,6 +70,7 @@ def get_model():
                     f"stores {EMBEDDING_DIMENSION} (EMBEDDING_DIMENSION={settings.EMBEDDING_DIMENSION})"
                 )
             _model = model
+            freeze_long_lived()  # the model's objects live as long as the process
         return _model
 
 

@@ -30,6 +30,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import unquote
 
 from django.conf import settings
@@ -318,6 +319,18 @@ def injection_findings(text: str, *, scope: str = "query") -> list[str]:
         raise ValueError(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
     if not text:
         return []
+    if len(text) > _MEMO_MAX_CHARS:
+        return list(_scan(text, scope))
+    return list(_memo_scan(text, scope))
+
+
+# A query is scanned twice (the API's injection budget, then sanitize) and the same passages come
+# back query after query: recent scans are remembered instead of run again. Only texts up to
+# passage size are, so the memo stays a few megabytes whatever callers send.
+_MEMO_MAX_CHARS = 8_000
+
+
+def _scan(text: str, scope: str) -> tuple[str, ...]:
     views = _scan_texts(text)
     found: set[str] = set()
     patterns = dict(_INSTRUCTION_PATTERNS)
@@ -334,7 +347,10 @@ def injection_findings(text: str, *, scope: str = "query") -> list[str]:
                 found.add(name)
     if _TAG_CHARACTERS.search(text):
         found.add("unicode_tag_smuggling")
-    return [name for name in INJECTION_PATTERNS if name in found]
+    return tuple(name for name in INJECTION_PATTERNS if name in found)
+
+
+_memo_scan = lru_cache(maxsize=2048)(_scan)
 
 
 # --- Flag policy: remove markup payloads ------------------------------------------------------
@@ -404,6 +420,7 @@ def _script(ch: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=1024)  # called with length-checked queries only, which recur (cache hits)
 def detect_language(text: str) -> str:
     """ISO 639-1 code of `text`'s language, by heuristics: the dominant non-Latin script ("zh",
     "ja", "ko", "ru", "uk", "el", "he", "ar", "hi", …), else stopword hits among en/fr/de/es/it/pt/nl;

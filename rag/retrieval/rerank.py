@@ -19,6 +19,7 @@ from typing import Protocol
 from django.conf import settings
 
 from ragsite.exceptions import ConfigurationError
+from ragsite.heap import freeze_long_lived
 
 logger = logging.getLogger(__name__)
 
@@ -76,4 +77,5 @@ def get_reranker() -> Reranker | None:
     with _lock:
         if name not in _loaded:
             _loaded[name] = CrossEncoderReranker(name)
+            freeze_long_lived()
         return _loaded[name]

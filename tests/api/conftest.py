@@ -1,6 +1,9 @@
 """API test fixtures: the ingestion and pipeline fixtures (real corpus, isolated answer cache,
 fake model providers) shared with tests/rag, and clients per role."""
 
+import time
+from types import SimpleNamespace
+
 import pytest
 
 from tenants.models import Role
@@ -32,3 +35,14 @@ def admin_client(tenant, make_key_client):
 def other_admin_client(other_tenant, make_key_client):
     """An admin API key of `other_tenant`."""
     return make_key_client(other_tenant, Role.ADMIN)
+
+
+@pytest.fixture
+def one_throttle_window(monkeypatch):
+    """Pin the throttle's clock to one second into the current minute. Its windows are fixed clock
+    minutes, so a test's requests could otherwise straddle two windows and count from zero again
+    halfway (a CI run once saw a fourth request of a 3/min budget let through that way)."""
+    now = time.time()
+    pinned = now - now % 60 + 1
+    monkeypatch.setattr("ragsite.throttling.time", SimpleNamespace(time=lambda: pinned))
+    return pinned

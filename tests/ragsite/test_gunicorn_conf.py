@@ -1,4 +1,4 @@
-"""The production gunicorn settings: Prometheus multi-process housekeeping."""
+"""The production gunicorn settings: Prometheus multi-process housekeeping, a frozen start-up heap."""
 
 import os
 
@@ -24,3 +24,14 @@ def test_a_dead_workers_live_gauge_files_are_removed(tmp_path, monkeypatch):
 
     gunicorn_conf.child_exit(server=None, worker=Worker())
     assert sorted(os.listdir(tmp_path)) == ["counter_4242.db"]
+
+
+def test_a_worker_freezes_its_start_up_heap():
+    import gc
+
+    gc.unfreeze()
+    try:
+        gunicorn_conf.post_worker_init(worker=None)
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()

@@ -68,3 +68,25 @@ def test_api_key_stores_only_a_hash(tenant):
     stored = ApiKey.objects.get(pk=api_key.pk)
     assert secret not in stored.hashed_secret and len(stored.hashed_secret) == 64
     assert raw_key.startswith(f"lx_{stored.prefix}_")
+
+
+def test_api_key_find_by_prefix_loads_the_key_and_its_tenant_like_the_orm(tenant, other_tenant):
+    tenant.settings = {"retention": {"days": 30}, "note": "ünïcode"}
+    tenant.save()
+    services.api_key_create(tenant=other_tenant, name="theirs")
+    mine, _ = services.api_key_create(tenant=tenant, name="mine", role=Role.VIEWER)
+    found = selectors.api_key_find_by_prefix(prefix=mine.prefix)
+    expected = ApiKey.objects.select_related("tenant").get(pk=mine.pk)
+    assert found is not None and not found._state.adding
+    assert [getattr(found, f.attname) for f in ApiKey._meta.concrete_fields] == [
+        getattr(expected, f.attname) for f in ApiKey._meta.concrete_fields
+    ]
+    assert found.tenant == tenant
+    assert found.tenant.settings == {"retention": {"days": 30}, "note": "ünïcode"}  # JSON parsed
+    assert found.tenant.created_at == expected.tenant.created_at
+
+
+def test_api_key_find_by_prefix_of_an_unknown_or_hostile_prefix_is_none(tenant):
+    services.api_key_create(tenant=tenant, name="mine")
+    assert selectors.api_key_find_by_prefix(prefix="zzzzzzzz") is None
+    assert selectors.api_key_find_by_prefix(prefix="' OR 1=1 --") is None

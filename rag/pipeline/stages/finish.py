@@ -7,6 +7,7 @@ import json
 import logging
 
 from rag.models import AuditLog, AuditStatus
+from ragsite.rows import insert_row
 
 from .. import cache, metrics, result
 from ..context import QueryContext
@@ -154,7 +155,7 @@ def log_fields(ctx: QueryContext, summary: dict) -> dict:
 
 def _audit(ctx: QueryContext, summary: dict) -> None:
     failure = ctx.failure
-    AuditLog.objects.create(
+    audit = AuditLog(
         tenant=ctx.tenant,
         request_id=ctx.request_id,
         user_id=ctx.user_id,
@@ -180,6 +181,7 @@ def _audit(ctx: QueryContext, summary: dict) -> None:
         options=_json_safe(ctx.options),
         result=ctx.result if failure is None else None,
     )
+    insert_row(audit)  # one per query, cache hits included: not worth an ORM compilation each
 
 
 def _json_safe(options: dict) -> dict:
