@@ -124,6 +124,9 @@ class Document(TenantOwned):
 
     text = models.TextField(blank=True, help_text="Extracted text; chunk offsets index into it.")
     page_count = models.PositiveIntegerField(default=0)
+    page_starts = models.JSONField(
+        default=list, blank=True, help_text="Char offset into `text` where each page starts, page 1 first."
+    )
     chunk_count = models.PositiveIntegerField(default=0)
     embedding_model = models.CharField(max_length=200, blank=True)
 

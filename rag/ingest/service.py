@@ -385,6 +385,7 @@ def _ingest(document: Document) -> Document:
         Chunk.objects.bulk_create(chunks, batch_size=500)
         locked.text = extracted.text
         locked.page_count = len(extracted.pages)
+        locked.page_starts = [page.start for page in extracted.pages]
         locked.chunk_count = len(chunks)
         locked.embedding_model = model_id
         locked.status = DocumentStatus.READY

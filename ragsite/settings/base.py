@@ -41,6 +41,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "ragsite.csp.ContentSecurityPolicyMiddleware",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
@@ -80,7 +81,12 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-LOGIN_URL = "admin:login"
+# Pages below these paths may use inline styles (the Django admin, Swagger UI); see ragsite/csp.py.
+CSP_INLINE_STYLE_PATHS = ["/admin/", "/api/docs/"]
+# The staff UI's login page; the admin has its own.
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "web:cases"
+LOGOUT_REDIRECT_URL = "login"
 
 # --- Database: PostgreSQL + pgvector, always real ----------------------------------------------
 # DATABASE_URL set: that server, as is. Unset: the bundled PostgreSQL 18 + pgvector, started on a

@@ -66,6 +66,7 @@ class Command(BaseCommand):
                 [
                     "",
                     f"Lexrag is at {url}/",
+                    f"  staff UI       {url}/   (log in with the admin user below)",
                     f"  admin console  {url}/admin/   user: {ADMIN_USERNAME}   password: {saved['password']}",
                     f"  health         {url}/api/v1/health",
                     f"  API key        {saved['api_key']}   (tenant: {tenant.slug})",

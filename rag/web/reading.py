@@ -1,0 +1,51 @@
+"""A document's text as the viewer shows it: split into pages, with one passage marked."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rag.models import Document, Sensitivity
+from rag.retrieval.service import Reader
+
+
+@dataclass(frozen=True)
+class PageView:
+    number: int
+    before: str  # text before the marked passage (all of it when the page has no mark)
+    marked: str  # the part of the marked passage on this page, "" if none
+    after: str
+
+
+def may_read(document: Document, reader: Reader) -> bool:
+    """Whether `reader` may read the text: confidential documents only by admins, owners and the
+    readers listed on them (as search redacts them)."""
+    if document.sensitivity != Sensitivity.CONFIDENTIAL or reader.reads_all_confidential:
+        return True
+    return reader.user_id is not None and document.confidential_readers.filter(pk=reader.user_id).exists()
+
+
+def page_starts(document: Document, chunk_pages) -> list[tuple[int, int]]:
+    """(page number, char offset where it starts), in order. Documents ingested before pages were
+    recorded have only their passages' (page, offset) pairs in `chunk_pages`: a page starts at its
+    first passage, and a page without one runs on in the page before it."""
+    if document.page_starts:
+        return list(enumerate(document.page_starts, start=1))
+    first_offset: dict[int, int] = {}
+    for page, offset in chunk_pages:
+        first_offset[page] = min(offset, first_offset.get(page, offset))
+    starts = sorted(first_offset.items()) or [(1, 0)]
+    return [(starts[0][0], 0), *starts[1:]]
+
+
+def pages(text: str, starts: list[tuple[int, int]], mark: tuple[int, int] | None) -> list[PageView]:
+    """The text cut at `starts` ((number, offset) pairs in order), each page holding its part of
+    `mark`, a (start, end) character range."""
+    views = []
+    offsets = [offset for _, offset in starts]
+    for (number, start), end in zip(starts, [*offsets[1:], len(text)], strict=True):
+        if mark and mark[0] < end and mark[1] > start:
+            lo, hi = max(mark[0], start), min(mark[1], end)
+            views.append(PageView(number, text[start:lo], text[lo:hi], text[hi:end]))
+        else:
+            views.append(PageView(number, text[start:end], "", ""))
+    return views

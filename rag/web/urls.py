@@ -1,0 +1,17 @@
+"""The staff UI's pages (see rag.web.views)."""
+
+from django.urls import path
+
+from . import views
+
+app_name = "web"
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("cases/", views.cases, name="cases"),
+    path("cases/<int:case_id>/", views.case, name="case"),
+    path("documents/<int:document_id>/", views.document, name="document"),
+    path("ask/", views.ask, name="ask"),
+    path("history/", views.history, name="history"),
+    path("tenant/switch", views.switch_tenant, name="switch-tenant"),
+]

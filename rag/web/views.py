@@ -1,0 +1,197 @@
+"""Staff UI pages. Each resolves the session's tenant once (`tenant_page`), reads through the
+tenant-scoped selectors, and leaves writes to the REST API the pages' scripts call (uploads,
+deletes, reindexing, questions), except the two plain forms here: new case and tenant switch."""
+
+from __future__ import annotations
+
+from functools import wraps
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from rag import selectors, services
+from rag.models import DocType, Sensitivity
+from rag.queries import selectors as query_selectors
+from rag.queries.caller import Caller
+from ragsite.exceptions import ApplicationError, NoActiveTenant, NotFound
+from templates_admin.rendering import CITATION_STYLES, RESPONSE_STYLES, STRICTNESS_LEVELS
+from templates_admin.selectors import template_list
+from tenants import selectors as tenant_selectors
+from tenants import services as tenant_services
+from tenants.models import Role
+
+from . import reading
+
+
+def tenant_page(view):
+    """Log in first; then the session's tenant and role are `request.caller` (a Caller). A user
+    of no tenant sees a page that says so."""
+
+    @login_required
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        try:
+            credential = tenant_services.session_credential(user=request.user, session=request.session)
+        except NoActiveTenant:
+            return render(request, "web/no_tenant.html", status=403)
+        request.caller = Caller(tenant=credential.tenant, role=credential.role, user_id=request.user.pk)
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def _context(request, **extra) -> dict:
+    caller = request.caller
+    return {
+        "tenant": caller.tenant,
+        "role": caller.role,
+        "can_manage": Role.at_least(caller.role, Role.MEMBER),
+        "memberships": tenant_selectors.membership_list_for_user(user=request.user),
+        **extra,
+    }
+
+
+@require_GET
+def home(request):
+    return redirect("web:cases")
+
+
+@tenant_page
+@require_http_methods(["GET", "POST"])
+def cases(request):
+    """The tenant's cases; members create new ones here."""
+    error, form = None, {"name": "", "client": "", "description": ""}
+    if request.method == "POST":
+        form = {key: request.POST.get(key, "").strip() for key in form}
+        if not Role.at_least(request.caller.role, Role.MEMBER):
+            error = "Only members can create cases."
+        else:
+            try:
+                case = services.case_create(tenant=request.caller.tenant, created_by=request.user, **form)
+                return redirect("web:case", case_id=case.pk)
+            except ApplicationError as exc:
+                error = exc.message
+    rows = selectors.case_search(tenant=request.caller.tenant, q=request.GET.get("q", ""))
+    page = Paginator(rows, 50).get_page(request.GET.get("page"))
+    context = _context(request, page=page, error=error, form=form)
+    return render(request, "web/cases.html", context, status=400 if error else 200)
+
+
+@tenant_page
+@require_GET
+def case(request, case_id: int):
+    """A case: its documents, and (for members) the upload zone."""
+    tenant = request.caller.tenant
+    found = _found(lambda: selectors.case_get(tenant=tenant, case_id=case_id))
+    if found is None:
+        return _not_found(request)
+    documents = selectors.document_list(tenant=tenant, case_id=found.pk)
+    context = _context(
+        request,
+        case=found,
+        documents=documents,
+        doc_types=DocType.choices,
+        sensitivities=Sensitivity.choices,
+        max_upload_mb=settings.RAG_MAX_UPLOAD_MB,
+    )
+    return render(request, "web/case.html", context)
+
+
+@tenant_page
+@require_GET
+def document(request, document_id: int):
+    """A document's extracted text by page; `?start=&end=` (a citation's character range) marks
+    the cited passage and the page opens there."""
+    tenant, caller = request.caller.tenant, request.caller
+    found = _found(lambda: selectors.document_get(tenant=tenant, document_id=document_id))
+    if found is None:
+        return _not_found(request)
+    readable = reading.may_read(found, caller.reader)
+    views = []
+    if readable and found.text:
+        chunks = selectors.chunk_list(tenant=tenant, document_id=found.pk)
+        starts = reading.page_starts(found, chunks.values_list("page_start", "char_start"))
+        views = reading.pages(found.text, starts, _mark(request, len(found.text)))
+    context = _context(request, document=found, pages=views, readable=readable)
+    return render(request, "web/document.html", context)
+
+
+@tenant_page
+@require_GET
+def ask(request):
+    """The question page. `?rerun=<request_id>` fills it with one of the user's earlier questions."""
+    tenant, caller = request.caller.tenant, request.caller
+    rerun = None
+    if request.GET.get("rerun"):
+        row = _found(
+            lambda: query_selectors.query_history_get(
+                tenant=tenant, caller=caller, request_id=request.GET["rerun"]
+            )
+        )
+        if row is None:
+            return _not_found(request)
+        rerun = {"query": row.query, "options": row.options or {}}
+    context = _context(
+        request,
+        cases=selectors.case_list(tenant=tenant),
+        templates=template_list(tenant=tenant),
+        doc_types=DocType.choices,
+        response_styles=RESPONSE_STYLES,
+        citation_styles=CITATION_STYLES,
+        strictness_levels=STRICTNESS_LEVELS,
+        default_top_k=settings.RAG_DEFAULT_TOP_K,
+        rerun=rerun,
+        initial_query=request.GET.get("q", ""),
+    )
+    return render(request, "web/ask.html", context)
+
+
+@tenant_page
+@require_GET
+def history(request):
+    """The user's own questions, newest first, each with a re-run link."""
+    rows = query_selectors.query_history_list(
+        tenant=request.caller.tenant, caller=request.caller, text=request.GET.get("q") or None
+    )
+    page = Paginator(rows, 25).get_page(request.GET.get("page"))
+    return render(request, "web/history.html", _context(request, page=page))
+
+
+@login_required
+@require_POST
+def switch_tenant(request):
+    """Make another of the user's tenants the session's; back to where they were (same site)."""
+    try:
+        tenant_services.session_tenant_switch(
+            user=request.user, session=request.session, slug=request.POST.get("tenant", "")
+        )
+    except ApplicationError:
+        return _not_found(request)
+    target = request.POST.get("next") or reverse("web:cases")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        target = reverse("web:cases")
+    return redirect(target)
+
+
+def _found(read):
+    try:
+        return read()
+    except NotFound:
+        return None
+
+
+def _not_found(request):
+    return render(request, "web/not_found.html", status=404)
+
+
+def _mark(request, length: int) -> tuple[int, int] | None:
+    try:
+        start, end = int(request.GET["start"]), int(request.GET["end"])
+    except (KeyError, ValueError):
+        return None
+    return (start, end) if 0 <= start < end <= length else None

@@ -1,0 +1,181 @@
+// The ask page: sends the question with its options to POST /api/v1/rag/query (sync, or async with
+// a job to poll), shows live status, and renders the answer: citation markers linked to their
+// passages, flags, confidence, clickable follow-ups and per-stage timing.
+"use strict";
+
+(() => {
+  const form = document.getElementById("ask-form");
+  const statusLine = document.getElementById("status");
+  const answerBox = document.getElementById("answer");
+  const button = document.getElementById("ask-button");
+  const { el } = Lexrag;
+
+  const FLAG_LABELS = {
+    hallucination_warning: ["Hallucination warning", "warn"],
+    hallucination_detected: ["Unsupported claims removed", "warn"],
+    needs_verification: ["Needs verification", "warn"],
+    redactions_applied: ["Redactions applied", "info"],
+    cache_hit: ["Cache hit", "info"],
+    prompt_injection_detected: ["Injection attempt flagged", "warn"],
+    indirect_injection_detected: ["Instructions in a document ignored", "warn"],
+  };
+
+  function requestBody() {
+    const data = new FormData(form);
+    const body = { query: data.get("query").trim() };
+    for (const name of ["response_style", "template_id", "citation_style", "strictness"]) {
+      if (data.get(name)) body[name] = data.get(name);
+    }
+    if (data.get("top_k")) body.top_k = Number(data.get("top_k"));
+    const filters = {};
+    if (data.get("case")) filters.case_ids = [Number(data.get("case"))];
+    if (data.get("date_range_start")) filters.date_range_start = data.get("date_range_start");
+    if (data.get("date_range_end")) filters.date_range_end = data.get("date_range_end");
+    const jurisdictions = (data.get("jurisdictions") || "").split(",").map((s) => s.trim()).filter(Boolean);
+    if (jurisdictions.length) filters.jurisdictions = jurisdictions;
+    const docTypes = data.getAll("doc_types");
+    if (docTypes.length) filters.doc_types = docTypes;
+    if (Object.keys(filters).length) body.filters = filters;
+    if (data.get("background")) body.mode = "async";
+    return body;
+  }
+
+  function fillForm(saved) {
+    form.elements.query.value = saved.query || "";
+    const options = saved.options || {};
+    for (const name of ["response_style", "template_id", "citation_style", "strictness", "top_k"]) {
+      if (options[name] !== undefined && form.elements[name]) form.elements[name].value = options[name];
+    }
+    const filters = options.filters || {};
+    if (filters.case_ids && filters.case_ids.length) form.elements.case.value = filters.case_ids[0];
+    if (filters.date_range_start) form.elements.date_range_start.value = filters.date_range_start;
+    if (filters.date_range_end) form.elements.date_range_end.value = filters.date_range_end;
+    if (filters.jurisdictions) form.elements.jurisdictions.value = filters.jurisdictions.join(", ");
+    for (const box of form.querySelectorAll('input[name="doc_types"]')) {
+      box.checked = (filters.doc_types || []).includes(box.value);
+    }
+  }
+
+  function passageUrl(citation) {
+    const range = citation.char_end > citation.char_start ? `?start=${citation.char_start}&end=${citation.char_end}` : "";
+    return `/documents/${citation.document_id}/${range}#passage`;
+  }
+
+  // The answer text with each [marker] that names a citation turned into a link to it.
+  function answerParagraph(text, citations) {
+    const byMarker = new Map();
+    for (const c of citations) {
+      byMarker.set(String(c.citation_id), c);
+      if (c.doc_id) byMarker.set(String(c.doc_id), c);
+    }
+    const p = el("p", { class: "answer-text" });
+    let last = 0;
+    for (const match of text.matchAll(/\[([^\[\]]{1,40})\]/g)) {
+      const citation = byMarker.get(match[1]);
+      if (!citation) continue;
+      p.append(text.slice(last, match.index));
+      p.append(el("a", { href: `#cite-${citation.citation_id}`, class: "marker", title: citation.title, text: match[0] }));
+      last = match.index + match[0].length;
+    }
+    p.append(text.slice(last));
+    return p;
+  }
+
+  function score(value) { return typeof value === "number" ? value.toFixed(2) : "–"; }
+
+  function render(result) {
+    answerBox.replaceChildren();
+    answerBox.hidden = false;
+    const citations = result.citations || [];
+    const flags = result.flags || {};
+    const badges = el("p", { class: "flags" });
+    for (const [key, [label, kind]] of Object.entries(FLAG_LABELS)) {
+      if (flags[key]) badges.append(el("span", { class: `badge ${kind}`, "data-flag": key, text: label }));
+    }
+    if (typeof result.confidence_score === "number") {
+      badges.append(el("span", { class: "badge", "data-flag": "confidence", text: `Confidence ${Math.round(result.confidence_score * 100)}%` }));
+    }
+    answerBox.append(el("h2", { text: "Answer" }), badges);
+    if (result.answer) answerBox.append(answerParagraph(result.answer, citations));
+    if (result.message) answerBox.append(el("p", { class: "notice", text: result.message }));
+    if (result.disclaimer) answerBox.append(el("p", { class: "muted small", text: result.disclaimer }));
+
+    if (citations.length) {
+      const list = el("ol", { class: "citations" });
+      for (const c of citations) {
+        list.append(el("li", { id: `cite-${c.citation_id}`, value: /^\d+$/.test(c.citation_id) ? c.citation_id : null },
+          el("a", { href: passageUrl(c), class: "citation-link", text: c.title }),
+          el("span", { class: "muted", text: ` · page ${c.page}${c.page_end && c.page_end !== c.page ? `–${c.page_end}` : ""}` }),
+          el("blockquote", { text: c.snippet }),
+          el("span", { class: "muted small", text: `similarity ${score(c.similarity_score)} · rank ${score(c.rank_score)}${c.redacted ? " · redacted" : ""}` })));
+      }
+      answerBox.append(el("h3", { text: "Sources" }), list);
+    }
+
+    const followUps = result.follow_up_questions || [];
+    if (followUps.length) {
+      const list = el("ul", { class: "follow-ups" });
+      for (const question of followUps) {
+        const ask = el("button", { type: "button", class: "link", text: question });
+        ask.addEventListener("click", () => { form.elements.query.value = question; form.requestSubmit(); });
+        list.append(el("li", {}, ask));
+      }
+      answerBox.append(el("h3", { text: "Follow-up questions" }), list);
+    }
+
+    const timing = (result.provenance && result.provenance.timing) || {};
+    const rows = el("tbody");
+    for (const [stage, ms] of Object.entries(timing.stages || {})) rows.append(el("tr", {}, el("td", { text: stage }), el("td", { text: `${Number(ms).toFixed(1)} ms` })));
+    rows.append(el("tr", { class: "total" }, el("td", { text: "total" }), el("td", { text: `${Number(timing.total_ms || 0).toFixed(1)} ms` })));
+    answerBox.append(el("details", { class: "timing" }, el("summary", { text: "Timing by stage" }), el("table", { class: "list compact" }, rows)));
+    answerBox.append(el("p", { class: "muted small", text: `Request ${result.request_id || ""}` }));
+  }
+
+  function showError(result) {
+    answerBox.hidden = false;
+    answerBox.replaceChildren(el("p", { class: "error", role: "alert", text: Lexrag.errorText(result) }));
+  }
+
+  async function pollJob(pollUrl, started) {
+    for (;;) {
+      const result = await Lexrag.api(pollUrl);
+      if (!result.ok) return showError(result);
+      const job = result.body;
+      if (job.status === "succeeded") return render(job.result);
+      if (job.status === "failed") return showError({ status: (job.error && job.error.status) || 500, body: job.error });
+      statusLine.textContent = `${job.status === "queued" ? "Queued" : "Working"}… ${((performance.now() - started) / 1000).toFixed(0)} s`;
+      await Lexrag.sleep(1000);
+    }
+  }
+
+  async function submit(event) {
+    event.preventDefault();
+    const body = requestBody();
+    if (!body.query) {
+      showError({ status: 400, body: { message: "Type a question first." } });
+      return;
+    }
+    button.disabled = true;
+    answerBox.hidden = true;
+    const started = performance.now();
+    const ticker = setInterval(() => { statusLine.textContent = `Searching and answering… ${((performance.now() - started) / 1000).toFixed(1)} s`; }, 200);
+    try {
+      const result = await Lexrag.api("/api/v1/rag/query", { method: "POST", body });
+      clearInterval(ticker);
+      if (!result.ok) showError(result);
+      else if (result.status === 202 || result.body.poll_url) await pollJob(result.body.poll_url, started);
+      else render(result.body);
+    } finally {
+      clearInterval(ticker);
+      statusLine.textContent = "";
+      button.disabled = false;
+    }
+  }
+
+  form.addEventListener("submit", submit);
+  const rerun = JSON.parse(document.getElementById("rerun-data").textContent);
+  if (rerun) {
+    fillForm(rerun);
+    form.requestSubmit();
+  }
+})();

@@ -1,0 +1,104 @@
+// The case page: drag-and-drop upload with one progress bar per file, from upload through
+// ingestion (polling the document), each failure in plain words; delete and reindex buttons.
+"use strict";
+
+(() => {
+  const zone = document.getElementById("upload");
+  const table = document.querySelector("#documents tbody");
+
+  function fileRow(file) {
+    const bar = Lexrag.el("progress", { max: "100", value: "0", "aria-label": `Progress of ${file.name}` });
+    const state = Lexrag.el("span", { class: "state", text: "Waiting…" });
+    const row = Lexrag.el("li", { class: "upload" }, Lexrag.el("span", { class: "name", text: file.name }), bar, state);
+    document.getElementById("uploads").append(row);
+    return {
+      row,
+      set(percent, text, kind = "") {
+        bar.value = percent;
+        state.textContent = text;
+        row.className = `upload ${kind}`;
+      },
+    };
+  }
+
+  // XMLHttpRequest, not fetch: it reports upload progress.
+  function send(file, ui) {
+    return new Promise((resolve) => {
+      const form = new FormData();
+      form.append("files", file);
+      form.append("doc_type", document.getElementById("doc-type").value);
+      form.append("sensitivity", document.getElementById("sensitivity").value);
+      form.append("jurisdiction", document.getElementById("jurisdiction").value);
+      const xhr = new XMLHttpRequest();
+      xhr.open("POST", zone.dataset.uploadUrl);
+      xhr.setRequestHeader("X-CSRFToken", Lexrag.csrfToken());
+      xhr.setRequestHeader("Accept", "application/json");
+      xhr.upload.onprogress = (event) => {
+        if (event.lengthComputable) ui.set(Math.round((event.loaded / event.total) * 30), "Uploading…");
+      };
+      xhr.onload = () => {
+        let body = null;
+        try { body = JSON.parse(xhr.responseText); } catch (_) { body = null; }
+        resolve({ ok: xhr.status >= 200 && xhr.status < 300, status: xhr.status, body });
+      };
+      xhr.onerror = () => resolve({ ok: false, status: 0, body: { message: "The upload was interrupted. Try again." } });
+      xhr.send(form);
+    });
+  }
+
+  async function follow(documentId, ui) {
+    for (;;) {
+      const result = await Lexrag.api(`/api/v1/rag/documents/${documentId}`);
+      if (!result.ok) return ui.set(100, Lexrag.errorText(result), "failed");
+      const doc = result.body;
+      if (doc.status === "ready") return ui.set(100, `Ready: ${doc.page_count} page(s), ${doc.chunk_count} passage(s)`, "ready");
+      if (doc.status === "failed") return ui.set(100, doc.error_message || "The document could not be read.", "failed");
+      ui.set(30 + Math.round(doc.progress * 0.7), doc.stage ? `Indexing: ${doc.stage}` : "Queued for indexing…");
+      await Lexrag.sleep(1000);
+    }
+  }
+
+  async function upload(file) {
+    const ui = fileRow(file);
+    const maxBytes = Number(zone.dataset.maxMb) * 1024 * 1024;
+    if (file.size > maxBytes) return ui.set(100, `Too large: the limit is ${zone.dataset.maxMb} MB.`, "failed");
+    const result = await send(file, ui);
+    if (!result.ok) return ui.set(100, Lexrag.errorText(result), "failed");
+    const doc = result.body.documents[0];
+    if (doc.duplicate) return ui.set(100, "Already in this case: nothing new was stored.", "ready");
+    ui.set(30, "Uploaded");
+    await follow(doc.id, ui);
+  }
+
+  async function uploadAll(files) {
+    await Promise.all(Array.from(files).map(upload));
+    window.location.reload(); // the document list, with the new rows and their counts
+  }
+
+  if (zone) {
+    const drop = zone.querySelector(".dropzone");
+    const input = document.getElementById("file-input");
+    drop.addEventListener("click", (event) => { if (event.target !== input) input.click(); });
+    drop.addEventListener("keydown", (event) => { if (event.key === "Enter" || event.key === " ") input.click(); });
+    input.addEventListener("change", () => { if (input.files.length) uploadAll(input.files); });
+    ["dragenter", "dragover"].forEach((name) => drop.addEventListener(name, (event) => { event.preventDefault(); drop.classList.add("over"); }));
+    ["dragleave", "drop"].forEach((name) => drop.addEventListener(name, (event) => { event.preventDefault(); drop.classList.remove("over"); }));
+    drop.addEventListener("drop", (event) => { if (event.dataTransfer.files.length) uploadAll(event.dataTransfer.files); });
+  }
+
+  if (table) {
+    table.addEventListener("click", async (event) => {
+      const button = event.target.closest("button[data-action]");
+      if (!button) return;
+      if (button.dataset.action === "delete" && !window.confirm(`Delete “${button.dataset.title}” and its passages?`)) return;
+      button.disabled = true;
+      const result = await Lexrag.api(button.dataset.url, { method: button.dataset.action === "delete" ? "DELETE" : "POST", body: button.dataset.action === "delete" ? null : {} });
+      if (!result.ok) {
+        button.disabled = false;
+        window.alert(Lexrag.errorText(result));
+        return;
+      }
+      window.location.reload();
+    });
+  }
+})();

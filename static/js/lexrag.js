@@ -1,0 +1,64 @@
+// Shared helpers of the staff UI. Pages call the REST API with the session cookie and the CSRF
+// token; every text from the server goes into the page through textContent, never innerHTML.
+"use strict";
+
+const Lexrag = {
+  csrfToken() {
+    const meta = document.querySelector('meta[name="csrf-token"]');
+    return meta ? meta.content : "";
+  },
+
+  // fetch() a JSON API; resolves to {ok, status, body}. Network failures become an error body.
+  async api(url, { method = "GET", body = null, headers = {} } = {}) {
+    const init = { method, headers: { Accept: "application/json", ...headers }, credentials: "same-origin" };
+    if (method !== "GET") init.headers["X-CSRFToken"] = Lexrag.csrfToken();
+    if (body !== null && !(body instanceof FormData)) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    } else if (body !== null) {
+      init.body = body;
+    }
+    try {
+      const response = await fetch(url, init);
+      const text = await response.text();
+      let parsed = null;
+      try { parsed = text ? JSON.parse(text) : null; } catch (_) { parsed = null; }
+      return { ok: response.ok, status: response.status, body: parsed };
+    } catch (error) {
+      return { ok: false, status: 0, body: { error_type: "NetworkError", message: "The server could not be reached. Check your connection and try again." } };
+    }
+  },
+
+  // The plain-words message of an API error body, with the per-file or per-field details.
+  errorText(result) {
+    const body = result.body || {};
+    let text = body.message || `The request failed (HTTP ${result.status}).`;
+    const files = body.details && body.details.files;
+    if (Array.isArray(files)) {
+      text += " " + files.map((f) => `${f.filename}: ${f.message}`).join(" ");
+    }
+    return text;
+  },
+
+  el(tag, attrs = {}, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs)) {
+      if (value === null || value === undefined || value === false) continue;
+      if (key === "class") node.className = value;
+      else if (key === "text") node.textContent = value;
+      else node.setAttribute(key, value === true ? "" : value);
+    }
+    for (const child of children) {
+      if (child === null || child === undefined) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  },
+
+  sleep(ms) { return new Promise((resolve) => setTimeout(resolve, ms)); },
+};
+
+// A <select data-autosubmit> submits its form on change (the tenant switcher).
+document.addEventListener("change", (event) => {
+  if (event.target.matches("select[data-autosubmit]")) event.target.form.requestSubmit();
+});
