@@ -1,12 +1,37 @@
 """Admin inspection of cases, documents and chunks, with a reindex action; per-tenant ranking
-weights."""
+weights with a tuning view that previews a ranking before saving; the audit log (read-only, CSV
+export) with the dry-run simulation.
 
-from django.contrib import admin
+The custom views are thin: forms in rag.admin_forms validate, and they call the same services the
+REST admin endpoints call (rag.services, rag.pipeline.run.simulate_query)."""
 
-from . import services
+from __future__ import annotations
+
+import csv
+import json
+
+from django.contrib import admin, messages
+from django.contrib.admin.options import IncorrectLookupParameters
+from django.contrib.admin.views.main import ChangeList
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import Q
+from django.http import HttpResponseRedirect, StreamingHttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils import timezone
+from django.utils.html import format_html
+
+from ragsite.exceptions import ApplicationError
+from tenants.models import Role
+
+from . import selectors, services
+from .admin_forms import RankingTuneForm, SimulationForm
 from .ingest import service
-from .models import Case, Chunk, Document, RankingWeights
+from .models import AuditLog, Case, Chunk, Document, RankingWeights
+from .pipeline.run import simulate_query
 from .retrieval.ranking import Weights
+from .retrieval.service import Reader, retrieve_with_each
 
 
 @admin.register(Case)
@@ -49,6 +74,16 @@ class DocumentAdmin(admin.ModelAdmin):
     exclude = ["text"]
     actions = ["reindex"]
 
+    def has_add_permission(self, request):
+        # Documents come through the upload service (stored, hashed, then ingested); a bare row
+        # from this form would have no file, size or hash.
+        return False
+
+    def get_readonly_fields(self, request, obj=None):
+        # Its chunks and stored file belong to the tenant and case: moving the row would leave
+        # them behind, readable by the wrong tenant.
+        return [*self.readonly_fields, "tenant", "case"] if obj else self.readonly_fields
+
     @admin.action(description="Reindex selected documents")
     def reindex(self, request, queryset):
         for document in queryset.select_related("tenant"):
@@ -60,6 +95,7 @@ class DocumentAdmin(admin.ModelAdmin):
 class ChunkAdmin(admin.ModelAdmin):
     list_display = ["document", "index", "page_start", "page_end", "section_title", "token_count"]
     list_filter = ["tenant", "doc_type"]
+    list_select_related = ["document"]
     search_fields = ["text"]
     exclude = ["embedding"]
 
@@ -124,3 +160,430 @@ class RankingWeightsAdmin(admin.ModelAdmin):
         for field in ("pk", "version", "updated_at", "updated_by"):
             setattr(obj, field, getattr(saved, field))
         obj._state.adding = False
+
+    def get_urls(self):
+        tune = path(
+            "tune/",
+            self.admin_site.admin_view(self.tune_view),
+            name=f"{self.opts.app_label}_{self.opts.model_name}_tune",
+        )
+        return [tune, *super().get_urls()]
+
+    def tune_view(self, request):
+        """Propose a tenant's weights, preview the ranking of a sample question under its current
+        and the proposed weights side by side, and save them only on "Save" (the service validates,
+        normalizes and versions them as POST /admin/ranking/weights does)."""
+        if not self.has_change_permission(request):
+            raise PermissionDenied
+        preview = None
+        if request.method == "POST":
+            saving = "_save" in request.POST
+            form = RankingTuneForm(request.POST, question_required=not saving)
+            if form.is_valid():
+                if saving:
+                    return self._tune_save(request, form.cleaned_data)
+                preview = self._tune_preview(form)
+        else:
+            form = RankingTuneForm(initial=self._tune_initial(request))
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": "Tune ranking weights",
+            "form": form,
+            "preview": preview,
+        }
+        return TemplateResponse(request, "admin/rag/rankingweights/tune.html", context)
+
+    def _tune_initial(self, request) -> dict:
+        initial = {"top_k": 5}
+        tenant = self._tenant_from(request.GET.get("tenant"))
+        weights = selectors.ranking_weights_get(tenant=tenant) if tenant else Weights.from_settings()
+        if tenant:
+            initial["tenant"] = tenant
+        return {
+            **initial,
+            "similarity_weight": weights.similarity,
+            "recency_weight": weights.recency,
+            "trust_weight": weights.trust,
+        }
+
+    @staticmethod
+    def _tenant_from(value):
+        field = RankingTuneForm.base_fields["tenant"]
+        try:
+            return field.clean(value) if value else None
+        except ValidationError:  # a stale or forged ?tenant= just leaves the field empty
+            return None
+
+    def _tune_save(self, request, data):
+        tenant = data["tenant"]
+        if selectors.ranking_weights_row(tenant=tenant) is None and not self.has_add_permission(request):
+            raise PermissionDenied
+        row = services.ranking_weights_set(
+            tenant=tenant,
+            updated_by=request.user,
+            normalize=data["normalize"],
+            **{name: data[name] for name in RankingWeights.WEIGHT_FIELDS},
+        )
+        self.log_change(request, row, f"Tuned the weights (version {row.version}).")
+        self.message_user(
+            request,
+            format_html(
+                "Saved the ranking weights of {}: similarity {}, recency {}, trust {} (version {}).",
+                tenant,
+                f"{row.similarity_weight:.4g}",
+                f"{row.recency_weight:.4g}",
+                f"{row.trust_weight:.4g}",
+                row.version,
+            ),
+            messages.SUCCESS,
+        )
+        return redirect(f"admin:{self.opts.app_label}_{self.opts.model_name}_changelist")
+
+    def _tune_preview(self, form) -> dict | None:
+        data = form.cleaned_data
+        tenant = data["tenant"]
+        current = selectors.ranking_weights_get(tenant=tenant)
+        proposed = data["weights"]
+        try:
+            before, after = retrieve_with_each(
+                tenant=tenant, query=data["question"], weights=[current, proposed], top_k=data["top_k"]
+            )
+        except ApplicationError as exc:  # e.g. InvalidQuery, VectorStoreUnavailable
+            form.add_error(None, exc.message)
+            return None
+        return {
+            "tenant": tenant,
+            "current": current,
+            "proposed": proposed,
+            "rows": ranking_comparison(before.passages, after.passages),
+        }
+
+    def changelist_view(self, request, extra_context=None):
+        extra_context = {**(extra_context or {}), "can_tune": self.has_change_permission(request)}
+        return super().changelist_view(request, extra_context)
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        extra_context = {**(extra_context or {}), "can_tune": self.has_change_permission(request)}
+        return super().changeform_view(request, object_id, form_url, extra_context)
+
+
+def ranking_comparison(before, after) -> list[dict]:
+    """Rows pairing the i-th passage under the current weights with the i-th under the proposed
+    ones. `change` says where the proposed one was before: "new" (not in the current top), "up",
+    "down" (by `steps` places) or "same"."""
+    position = {passage.chunk_id: index for index, passage in enumerate(before, start=1)}
+    rows = []
+    for index in range(1, max(len(before), len(after)) + 1):
+        new = after[index - 1] if index <= len(after) else None
+        change, steps = None, 0
+        if new is not None:
+            was = position.get(new.chunk_id)
+            steps = abs(was - index) if was else 0
+            change = "new" if was is None else "up" if was > index else "down" if was < index else "same"
+        rows.append(
+            {
+                "position": index,
+                "before": before[index - 1] if index <= len(before) else None,
+                "after": new,
+                "change": change,
+                "steps": steps,
+            }
+        )
+    return rows
+
+
+# --- Audit log ------------------------------------------------------------------------------------
+
+
+class PromptInjectionFilter(admin.SimpleListFilter):
+    """Rows whose flags record a prompt injection: in the question, in a retrieved document, or either."""
+
+    title = "prompt injection"
+    parameter_name = "injection"
+
+    def lookups(self, request, model_admin):
+        return [
+            ("any", "Any"),
+            ("question", "In the question"),
+            ("documents", "In retrieved documents"),
+            ("none", "None"),
+        ]
+
+    def queryset(self, request, queryset):
+        direct = Q(flags__contains={"prompt_injection_detected": True})
+        indirect = Q(flags__contains={"indirect_injection_detected": True})
+        match self.value():
+            case "any":
+                return queryset.filter(direct | indirect)
+            case "question":
+                return queryset.filter(direct)
+            case "documents":
+                return queryset.filter(indirect)
+            case "none":
+                return queryset.exclude(direct | indirect)
+        return queryset
+
+
+class HallucinationFilter(admin.SimpleListFilter):
+    """Rows whose answer verification found a hallucination, or whose answer needs verification."""
+
+    title = "hallucination"
+    parameter_name = "hallucination"
+
+    def lookups(self, request, model_admin):
+        return [
+            ("detected", "Hallucination detected"),
+            ("needs_verification", "Answer needs verification"),
+            ("none", "Neither"),
+        ]
+
+    def queryset(self, request, queryset):
+        detected = Q(flags__contains={"hallucination_detected": True})
+        unverified = Q(flags__contains={"needs_verification": True})
+        match self.value():
+            case "detected":
+                return queryset.filter(detected)
+            case "needs_verification":
+                return queryset.filter(unverified)
+            case "none":
+                return queryset.exclude(detected | unverified)
+        return queryset
+
+
+class AuditChangeList(ChangeList):
+    def get_queryset(self, request, exclude_parameters=None):
+        # The list and the CSV never show the request options and response, the largest columns.
+        return super().get_queryset(request, exclude_parameters).defer("options", "result")
+
+
+CSV_COLUMNS = (
+    "created_at",
+    "tenant",
+    "user",
+    "api_key_prefix",
+    "request_id",
+    "status",
+    "query",
+    "template_id",
+    "confidence",
+    "latency_ms",
+    "cache_hit",
+    "flags",
+)
+# A spreadsheet runs a cell starting with one of these as a formula (CSV injection); tab and
+# carriage return too, as some strip them before looking.
+_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(value):
+    """`value` for a CSV cell: text that a spreadsheet would run as a formula gets a leading "'"."""
+    if isinstance(value, str) and value.startswith(_FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
+def audit_csv_row(row: AuditLog) -> list:
+    """One audit row as CSV_COLUMNS, formula-safe."""
+    values = [
+        row.created_at.isoformat(),
+        row.tenant.slug,
+        row.user.username if row.user else "",
+        row.api_key_prefix,
+        row.request_id,
+        row.status,
+        row.query,
+        row.template_id,
+        "" if row.confidence is None else row.confidence,
+        row.latency_ms,
+        "true" if row.cache_hit else "false",
+        json.dumps(row.flags, sort_keys=True),
+    ]
+    return [csv_safe(value) for value in values]
+
+
+class _Echo:
+    """A file-like object whose write() returns the line, so csv.writer can feed a stream."""
+
+    def write(self, value):
+        return value
+
+
+def audit_csv_response(rows) -> StreamingHttpResponse:
+    """`rows` (audit log rows) streamed as a CSV attachment, header first."""
+    writer = csv.writer(_Echo())
+    rows = rows.select_related("tenant", "user").defer("options", "result")
+
+    def lines():
+        yield writer.writerow(CSV_COLUMNS)
+        for row in rows.iterator(chunk_size=1000):
+            yield writer.writerow(audit_csv_row(row))
+
+    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
+    filename = f"audit-log-{timezone.now():%Y%m%d-%H%M%S}.csv"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@admin.register(AuditLog)
+class AuditLogAdmin(admin.ModelAdmin):
+    """Read-only: audit rows are append-only (the database refuses UPDATEs too)."""
+
+    list_display = [
+        "created_at",
+        "tenant",
+        "caller",
+        "status",
+        "short_query",
+        "template_id",
+        "confidence",
+        "latency_ms",
+        "cache_hit",
+        "raised_flags",
+    ]
+    list_filter = [
+        "tenant",
+        ("user", admin.RelatedOnlyFieldListFilter),
+        "status",
+        "cache_hit",
+        PromptInjectionFilter,
+        HallucinationFilter,
+    ]
+    list_select_related = ["tenant", "user"]
+    date_hierarchy = "created_at"
+    search_fields = ["=request_id", "query"]
+    search_help_text = "An exact request id, or words of the question."
+    actions = ["export_csv"]
+    fields = [
+        "created_at",
+        "tenant",
+        "user",
+        "api_key_prefix",
+        "request_id",
+        "conversation_id",
+        "status",
+        "error_type",
+        "query",
+        "search_query",
+        "template_id",
+        "confidence",
+        "latency_ms",
+        "tokens_used",
+        "cost_estimate",
+        "model_provider",
+        "model",
+        "cache_hit",
+        "documents_retrieved",
+        "documents_used",
+        "flags_json",
+        "options_json",
+        "result_json",
+    ]
+    readonly_fields = fields
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def get_changelist(self, request, **kwargs):
+        return AuditChangeList
+
+    @admin.display(description="Caller")
+    def caller(self, obj):
+        if obj.user_id:
+            return obj.user
+        return f"key {obj.api_key_prefix}" if obj.api_key_prefix else "-"
+
+    @admin.display(description="Query")
+    def short_query(self, obj):
+        return obj.query if len(obj.query) <= 80 else obj.query[:79] + "…"
+
+    @admin.display(description="Flags")
+    def raised_flags(self, obj):
+        raised = [name for name in selectors.AUDIT_FLAGS if name != "cache_hit" and obj.flags.get(name)]
+        return ", ".join(raised) or "-"
+
+    @admin.display(description="Flags")
+    def flags_json(self, obj):
+        return _pretty_json(obj.flags)
+
+    @admin.display(description="Options")
+    def options_json(self, obj):
+        return _pretty_json(obj.options)
+
+    @admin.display(description="Result")
+    def result_json(self, obj):
+        return _pretty_json(obj.result)
+
+    @admin.action(description="Export selected as CSV", permissions=["view"])
+    def export_csv(self, request, queryset):
+        return audit_csv_response(queryset)
+
+    def get_urls(self):
+        info = f"{self.opts.app_label}_{self.opts.model_name}"
+        return [
+            path("export/", self.admin_site.admin_view(self.export_view), name=f"{info}_export"),
+            path("simulate/", self.admin_site.admin_view(self.simulate_view), name=f"{info}_simulate"),
+            *super().get_urls(),
+        ]
+
+    def export_view(self, request):
+        """Every row the change list shows for the same query string (filters, search, date), as CSV."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        try:
+            changelist = self.get_changelist_instance(request)
+        except IncorrectLookupParameters:
+            url = reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_changelist")
+            return HttpResponseRedirect(f"{url}?e=1")
+        return audit_csv_response(changelist.queryset)
+
+    def has_simulate_permission(self, request) -> bool:
+        # The prompt shows passages' text: viewing chunks is needed as well as viewing the audit.
+        return self.has_view_permission(request) and request.user.has_perm("rag.view_chunk")
+
+    def simulate_view(self, request):
+        """The spec's dry run for a tenant: the prompt that would be sent, the passages in it with
+        their scores, the estimated tokens and the model, by the same call as POST /admin/simulate
+        (audited as a dry run of this admin user)."""
+        if not self.has_simulate_permission(request):
+            raise PermissionDenied
+        result = None
+        form = SimulationForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            data = form.cleaned_data
+            try:
+                result = simulate_query(
+                    tenant=data["tenant"],
+                    question=data["question"],
+                    # Staff read every document in the admin; the simulation shows what an admin gets.
+                    reader=Reader(user_id=request.user.pk, role=Role.ADMIN),
+                    user_id=request.user.pk,
+                    **form.options(),
+                )
+            except ApplicationError as exc:
+                form.add_error(None, exc.message)
+                for name, detail in exc.details.items():
+                    form.add_error(None, f"{name}: {detail}")
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": "Simulate a query (dry run)",
+            "form": form,
+            "result": result,
+            "raised_flags": [name for name, on in (result or {}).get("flags", {}).items() if on is True],
+        }
+        return TemplateResponse(request, "admin/rag/auditlog/simulate.html", context)
+
+    def changelist_view(self, request, extra_context=None):
+        extra_context = {**(extra_context or {}), "can_simulate": self.has_simulate_permission(request)}
+        return super().changelist_view(request, extra_context)
+
+
+def _pretty_json(value):
+    return format_html("<pre>{}</pre>", json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False))

@@ -88,21 +88,42 @@ def ranking_weights_set(
     are invalidated. Bad values raise Django's ValidationError and change nothing. With `normalize`,
     valid values are scaled to sum to 1 before they are stored (their proportions are kept).
     """
+    weights = ranking_weights_clean(
+        tenant=tenant,
+        similarity_weight=similarity_weight,
+        recency_weight=recency_weight,
+        trust_weight=trust_weight,
+        normalize=normalize,
+    )
+    values = {
+        "similarity_weight": weights.similarity,
+        "recency_weight": weights.recency,
+        "trust_weight": weights.trust,
+    }
+    return _ranking_weights_write(tenant=tenant, values=values, updated_by=updated_by)
+
+
+def ranking_weights_clean(
+    *, tenant: Tenant, similarity_weight, recency_weight, trust_weight, normalize: bool = False
+) -> Weights:
+    """The weights `ranking_weights_set` would store for these values, without storing anything
+    (for previews): validated as the model validates them (Django's ValidationError per field),
+    scaled to sum to 1 with `normalize`. Numeric strings are converted, as a form's would be."""
     candidate = RankingWeights(
         tenant=tenant,
         similarity_weight=similarity_weight,
         recency_weight=recency_weight,
         trust_weight=trust_weight,
-        updated_by=updated_by,
     )
-    # Constraints are left out: the one-row-per-tenant check would flag the existing row this call
-    # is about to update. get_or_create below keeps the row unique, even against a concurrent call.
+    # Constraints are left out: the one-row-per-tenant check would flag the existing row a set()
+    # is about to update. Its get_or_create keeps the row unique, even against a concurrent call.
     candidate.full_clean(validate_constraints=False)
-    values = {name: getattr(candidate, name) for name in RankingWeights.WEIGHT_FIELDS}
+    values = [getattr(candidate, name) for name in RankingWeights.WEIGHT_FIELDS]
     if normalize:
-        total = sum(values.values())  # > 0: clean() refused all zeros, the validators negatives
-        values = {name: value / total for name, value in values.items()}
-    return _ranking_weights_write(tenant=tenant, values=values, updated_by=updated_by)
+        total = sum(values)  # > 0: clean() refused all zeros, the validators negatives
+        values = [value / total for value in values]
+    similarity, recency, trust = values
+    return Weights(similarity=similarity, recency=recency, trust=trust)
 
 
 def ranking_weights_reset(*, tenant: Tenant, updated_by=None) -> RankingWeights | None:

@@ -22,6 +22,14 @@ def template_list(*, tenant: Tenant) -> QuerySet[PromptTemplate]:
     )
 
 
+def template_list_all() -> QuerySet[PromptTemplate]:
+    """Every template of every tenant and the built-ins (built-ins first, then by tenant and id).
+    For the Django admin only, whose staff see all tenants; tenant code uses `template_list`."""
+    return PromptTemplate.objects.select_related("tenant").order_by(
+        F("tenant").asc(nulls_first=True), "template_id"
+    )
+
+
 def template_get(*, tenant: Tenant, template_id: str) -> PromptTemplate:
     """The tenant's own template `template_id`, else the built-in one, else `NotFound` (one query)."""
     template = (
@@ -60,6 +68,16 @@ def template_version_list(*, tenant: Tenant, template_id: str) -> QuerySet[Promp
     """The history of the template the tenant sees as `template_id`, newest first."""
     template = template_get(tenant=tenant, template_id=template_id)
     return PromptTemplateVersion.objects.filter(template=template).order_by("-version")
+
+
+def template_versions_of(*, template: PromptTemplate) -> QuerySet[PromptTemplateVersion]:
+    """The history of `template` (a row the caller has already scoped or, in the admin, may see
+    whatever its tenant), newest first."""
+    return (
+        PromptTemplateVersion.objects.filter(template=template)
+        .select_related("created_by")
+        .order_by("-version")
+    )
 
 
 def template_version_get(*, tenant: Tenant, template_id: str, version: int) -> PromptTemplateVersion:

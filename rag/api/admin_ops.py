@@ -29,7 +29,7 @@ from rag.api.schemas import (
 )
 from rag.models import RANKING_WEIGHT_MAX, AuditStatus
 from rag.pipeline import metrics
-from rag.pipeline.run import reserved_option_errors, run_query
+from rag.pipeline.run import reserved_option_errors, simulate_query
 from rag.retrieval.service import Reader
 from ragsite.exceptions import InvalidInput
 from ragsite.schema import strict_request
@@ -118,16 +118,14 @@ class SimulateApi(AdminApiView):
     def post(self, request):
         question, options, shown = _simulation_request(request.data)
         credential = self.credential
-        ctx = run_query(
+        result = simulate_query(
             tenant=self.tenant,
             question=question,
             reader=Reader(user_id=request.user.pk, role=credential.role),
             user_id=request.user.pk,
             api_key_prefix=credential.api_key.prefix if credential.api_key else "",
-            dry_run=True,
             **options,
         )
-        result = dict(ctx.result)
         if not shown["show_prompt"]:
             result["generated_prompt"] = None
         if not shown["show_context"]:

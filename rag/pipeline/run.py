@@ -84,6 +84,31 @@ def run_query(
     return executor.execute(ctx)
 
 
+def simulate_query(
+    *,
+    tenant: Tenant,
+    question,
+    reader: Reader | None = None,
+    user_id: int | None = None,
+    api_key_prefix: str = "",
+    **options,
+) -> dict:
+    """The spec's "Simulation / Dry Run": `run_query` with dry_run on, so the pipeline stops once
+    the prompt is built and no model is called. Returns the dry-run result (the prompt, the selected
+    passages, the estimated tokens and the model that would answer); the run is audited as dry_run.
+    Raises what `run_query` raises. POST /admin/simulate and the Django admin both call it."""
+    ctx = run_query(
+        tenant=tenant,
+        question=question,
+        reader=reader,
+        user_id=user_id,
+        api_key_prefix=api_key_prefix,
+        dry_run=True,
+        **options,
+    )
+    return dict(ctx.result)
+
+
 def validate_query(
     *,
     tenant: Tenant,

@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -171,14 +172,15 @@ def retrieve(
     today: date | None = None,
     max_chunks: int | None = None,
     index_version: int | None = None,
+    weights: ranking.Weights | None = None,
 ) -> RetrievalResult:
     """The best `top_k` (default RAG_DEFAULT_TOP_K) passages of `tenant` for `query`, best first.
 
     The four steps below in order (the pipeline runs them as separate stages). `similarity_threshold`
     defaults to RAG_MIN_SIMILARITY_THRESHOLD; a configured cross-encoder reorders the ranked top_k
     and `max_chunks` (default: all) cuts them; `reader` decides redaction (default: nobody, so
-    confidential text is redacted). Raises `InvalidQuery` for bad options and
-    `VectorStoreUnavailable` when search fails.
+    confidential text is redacted); `weights` replace the tenant's ranking weights (see `rank`).
+    Raises `InvalidQuery` for bad options and `VectorStoreUnavailable` when search fails.
     """
     top_k = positive_int(settings.RAG_DEFAULT_TOP_K if top_k is None else top_k, "top_k", maximum=MAX_TOP_K)
     found = search(
@@ -191,7 +193,7 @@ def retrieve(
         index_version=index_version,
     )
     clock = time.perf_counter()
-    ranked = rank(found, top_k=top_k, similarity_threshold=similarity_threshold, today=today)
+    ranked = rank(found, top_k=top_k, similarity_threshold=similarity_threshold, today=today, weights=weights)
     found.timings["rank_ms"] = _since(clock)
     clock = time.perf_counter()
     ranked = rerank(ranked, enabled=reranking_enabled, max_chunks=max_chunks)
@@ -200,6 +202,31 @@ def retrieve(
     result = passages(ranked, reader=reader, snippet_size=snippet_size)
     found.timings["passages_ms"] = _since(clock)
     return result
+
+
+def retrieve_with_each(
+    *,
+    tenant: Tenant,
+    query: str,
+    weights: Sequence[ranking.Weights],
+    top_k: int | None = None,
+    reader: Reader | None = None,
+    similarity_threshold: float | None = None,
+    today: date | None = None,
+) -> list[RetrievalResult]:
+    """`retrieve` with each of `weights` in turn, one result per weights, in order: the question is
+    searched once and the same candidates are ranked with each, so the results differ by the
+    weights alone (the admin compares current and proposed ranking weights this way)."""
+    top_k = positive_int(settings.RAG_DEFAULT_TOP_K if top_k is None else top_k, "top_k", maximum=MAX_TOP_K)
+    found = search(tenant=tenant, query=query, candidate_pool=max(_pool(None), top_k))
+    today = today or timezone.localdate()
+    results = []
+    for each in weights:
+        ranked = rank(
+            found, top_k=top_k, similarity_threshold=similarity_threshold, today=today, weights=each
+        )
+        results.append(passages(rerank(ranked), reader=reader))
+    return results
 
 
 def _pool(candidate_pool: int | None) -> int:
@@ -280,15 +307,18 @@ def rank(
     top_k: int | None = None,
     similarity_threshold: float | None = None,
     today: date | None = None,
+    weights: ranking.Weights | None = None,
 ) -> RankedSet:
-    """Step 2: the spec's rank score with the tenant's weights; candidates whose relevance and
-    cosine similarity are both under the threshold (default RAG_MIN_SIMILARITY_THRESHOLD) are
-    dropped, the best `top_k` kept."""
+    """Step 2: the spec's rank score with the tenant's weights (or `weights`, e.g. proposed ones
+    an admin previews before saving them); candidates whose relevance and cosine similarity are
+    both under the threshold (default RAG_MIN_SIMILARITY_THRESHOLD) are dropped, the best `top_k`
+    kept."""
     top_k = positive_int(settings.RAG_DEFAULT_TOP_K if top_k is None else top_k, "top_k", maximum=MAX_TOP_K)
     threshold = _threshold(similarity_threshold)
     tenant = found.tenant
     documents = _documents(tenant, {c.hit.document_id for c in found.candidates})
-    weights = selectors.ranking_weights_get(tenant=tenant)
+    if weights is None:
+        weights = selectors.ranking_weights_get(tenant=tenant)
     today = today or timezone.localdate()
     items = _ranked(found.candidates, documents, weights, today)
     kept = [(c, scores) for c, scores in items if _evidence(c, scores) >= threshold][:top_k]

@@ -106,6 +106,48 @@ def test_ranking_uses_recency_trust_and_tenant_weights(tenant, case, ingest_text
 
 
 @pytest.mark.django_db
+def test_explicit_weights_replace_the_tenants_and_each_ranks_the_same_candidates(tenant, case, ingest_text):
+    from rag import services
+    from rag.retrieval.ranking import Weights
+    from rag.retrieval.service import retrieve_with_each
+
+    today = datetime.date(2026, 11, 22)
+    old = ingest_text(
+        case,
+        "Notice of termination must be in writing.",
+        filename="old.txt",
+        document_date=datetime.date(2001, 1, 1),
+        source_type="statute",
+    )
+    new = ingest_text(
+        case,
+        "Notice of termination must be given in writing.",
+        filename="new.txt",
+        document_date=today - datetime.timedelta(days=10),
+    )
+    services.ranking_weights_set(tenant=tenant, similarity_weight=0.0, recency_weight=1.0, trust_weight=0.0)
+    trust_only = Weights(similarity=0.0, recency=0.0, trust=1.0)
+    result = _retrieve(tenant, "termination notice", top_k=2, today=today, weights=trust_only)
+    assert [p.document_id for p in result.passages] == [old.pk, new.pk]  # the row would put `new` first
+    assert [p.rank_score for p in result.passages] == [pytest.approx(1.0), pytest.approx(0.5)]
+
+    stored, proposed = retrieve_with_each(
+        tenant=tenant,
+        query="termination notice",
+        weights=[Weights(similarity=0.0, recency=1.0, trust=0.0), trust_only],
+        top_k=2,
+        similarity_threshold=0.0,
+        today=today,
+    )
+    assert [p.document_id for p in stored.passages] == [new.pk, old.pk]
+    assert [p.document_id for p in proposed.passages] == [old.pk, new.pk]
+    # Same candidates, so the similarity of each passage is the same under both weights.
+    assert {p.chunk_id: p.similarity_score for p in stored.passages} == {
+        p.chunk_id: p.similarity_score for p in proposed.passages
+    }
+
+
+@pytest.mark.django_db
 def test_similarity_threshold_drops_weak_passages(tenant, corpus):
     everything = _retrieve(tenant, "rent paid monthly", top_k=10)
     strict = _retrieve(tenant, "rent paid monthly", top_k=10, similarity_threshold=0.99)

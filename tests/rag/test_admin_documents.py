@@ -1,0 +1,104 @@
+"""Django admin: documents and chunks are inspectable, documents reindexable; a document keeps its
+tenant and case, and is never created here (uploads go through the ingestion service)."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from rag.models import Chunk, DocumentStatus
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def document(case, upload):
+    document = upload(case, "contract.txt", title="Supply <contract>").document
+    document.refresh_from_db()
+    assert document.status == DocumentStatus.READY and document.chunk_count > 0
+    return document
+
+
+def test_documents_are_listed_filtered_and_searched(admin_client, document, other_tenant):
+    url = reverse("admin:rag_document_changelist")
+    page = admin_client.get(url)
+    assert list(page.context["cl"].result_list) == [document]
+    assert "Supply &lt;contract&gt;" in page.content.decode()
+    assert list(admin_client.get(url, {"q": "supply"}).context["cl"].result_list) == [document]
+    assert list(admin_client.get(url, {"tenant__id__exact": other_tenant.pk}).context["cl"].result_list) == []
+
+
+def test_a_document_page_shows_its_metadata_not_its_text(admin_client, document):
+    response = admin_client.get(reverse("admin:rag_document_change", args=[document.pk]))
+    assert response.status_code == 200
+    form = response.context["adminform"].form
+    assert "text" not in form.fields
+    assert {"tenant", "case", "sha256", "status"}.isdisjoint(form.fields)  # shown read-only
+    assert document.sha256 in response.content.decode()
+
+
+def test_documents_cannot_be_added_in_the_admin(admin_client, document):
+    assert admin_client.get(reverse("admin:rag_document_add")).status_code == 403
+    assert (
+        reverse("admin:rag_document_add")
+        not in admin_client.get(reverse("admin:rag_document_changelist")).content.decode()
+    )
+
+
+def test_a_sensitivity_change_reaches_the_chunks(admin_client, document, other_tenant, other_case):
+    url = reverse("admin:rag_document_change", args=[document.pk])
+    data = {
+        "title": document.title,
+        "original_filename": document.original_filename,
+        "source_type": document.source_type,
+        "doc_type": document.doc_type,
+        "jurisdiction": "",
+        "document_date": "",
+        "sensitivity": "confidential",
+        "metadata": "{}",
+        # Ignored: read-only on an existing document.
+        "tenant": other_tenant.pk,
+        "case": other_case.pk,
+    }
+    response = admin_client.post(url, data)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    document.refresh_from_db()
+    assert (document.sensitivity, document.tenant_id, document.case_id) == (
+        "confidential",
+        document.case.tenant_id,
+        document.case.pk,
+    )
+    assert document.tenant_id != other_tenant.pk
+    assert set(Chunk.objects.filter(document=document).values_list("sensitivity", flat=True)) == {
+        "confidential"
+    }
+
+
+def test_the_reindex_action_queues_and_reingests(admin_client, document, committed):
+    indexed_at = document.indexed_at
+    with committed():
+        response = admin_client.post(
+            reverse("admin:rag_document_changelist"),
+            {"action": "reindex", "_selected_action": [document.pk]},
+            follow=True,
+        )
+    assert "Queued 1 document(s) for reindexing." in response.content.decode()
+    document.refresh_from_db()
+    assert document.status == DocumentStatus.READY and document.indexed_at > indexed_at
+
+
+def test_chunks_are_listed_and_read_only(admin_client, document):
+    chunk = Chunk.objects.filter(document=document).first()
+    listed = admin_client.get(
+        reverse("admin:rag_chunk_changelist"), {"tenant__id__exact": document.tenant_id}
+    )
+    assert chunk in listed.context["cl"].result_list
+    page = admin_client.get(reverse("admin:rag_chunk_change", args=[chunk.pk]))
+    assert page.status_code == 200 and "embedding" not in page.context["adminform"].form.fields
+    assert (
+        admin_client.post(reverse("admin:rag_chunk_change", args=[chunk.pk]), {"text": "x"}).status_code
+        == 403
+    )
+    assert admin_client.get(reverse("admin:rag_chunk_add")).status_code == 403
+    chunk.refresh_from_db()
+    assert chunk.text != "x"
