@@ -1,0 +1,82 @@
+"""The staff UI in a real browser: log in, create a case, upload a PDF, wait until it is ready, ask
+a question, open a citation and land on the cited page, with the passage marked."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tenants.models import Role
+from tests.factories import MembershipFactory
+from tests.rag.conftest import FIXTURES
+from tests.rag.pipeline.conftest import _isolated_answer_cache  # noqa: F401 - autouse: no stale hits
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+PASSWORD = "correct horse battery staple"
+
+
+@pytest.fixture
+def _media_in_tmp(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+@pytest.fixture
+def staff_user(tenant):
+    user = MembershipFactory(tenant=tenant, role=Role.MEMBER).user
+    user.set_password(PASSWORD)
+    user.save()
+    return user
+
+
+def log_in(page, live_server, user) -> None:
+    page.goto(f"{live_server.url}/cases/")
+    assert "/accounts/login/" in page.url
+    page.fill("#id_username", user.username)
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/cases/")
+
+
+def test_upload_ask_and_open_the_cited_page(page, live_server, staff_user, screenshot, _media_in_tmp):
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda message: message.type == "error" and errors.append(message.text))
+
+    log_in(page, live_server, staff_user)
+    screenshot("cases")
+    page.fill("#case-name", "Acme v. Globex")
+    page.fill("#case-client", "Acme Corp")
+    page.click("text=Create case")
+    page.wait_for_url(re.compile(r"/cases/\d+/$"))
+
+    page.select_option("#doc-type", "contract")
+    page.set_input_files("#file-input", str(FIXTURES / "contract.pdf"))
+    upload_row = page.locator("#uploads li")
+    page.wait_for_selector("#documents tbody tr[data-document-id]")  # the page reloads when done
+    assert page.locator("#documents .status-ready").count() == 1, upload_row.all_inner_texts()
+    screenshot("case")
+
+    page.click("text=Ask about this case")
+    page.fill("#question", "When may the agreement be terminated?")
+    page.click("#ask-button")
+    page.wait_for_selector("#answer .citations li")
+    screenshot("ask")
+    first = page.locator("#answer .citations li").first
+    cited_page = int(re.search(r"page (\d+)", first.inner_text()).group(1))
+    assert page.locator("#answer a.marker").count() >= 1  # markers in the answer link to sources
+    assert page.locator("#answer .badge[data-flag=confidence]").count() == 1
+    page.click("text=Timing by stage")
+    stages = page.locator("#answer .timing tr").all_inner_texts()
+    assert len(stages) > 3 and any(row.startswith("retrieve") for row in stages), stages
+
+    first.locator("a.citation-link").click()
+    page.wait_for_url(re.compile(r"/documents/\d+/\?start=\d+&end=\d+#passage$"))
+    mark = page.locator("mark#passage")
+    assert mark.count() == 1 and mark.inner_text().strip()
+    section = mark.locator("xpath=ancestor::section[contains(@class, 'page')]")
+    assert section.get_attribute("id") == f"page-{cited_page}"
+    assert mark.is_visible()
+    screenshot("document")
+    assert errors == []  # no script errors, no CSP violations
