@@ -12,7 +12,8 @@ How sentences are chosen: the question (with the wording of any clause type it n
 rag.retrieval.legal_terms) is parsed like a keyword query; each sentence of each readable source
 scores the summed weights of the distinct query terms it contains, rarer terms across the context
 weighing more, scaled by its passage's retrieval relevance. The best sentence is quoted, and up to
-MAX_QUOTES - 1 more that score at least RELATIVE_SCORE of it, at most one per passage. When no
+MAX_QUOTES - 1 more that score at least RELATIVE_SCORE of it, at most one per passage and never the
+same sentence of a document twice (chunks overlap). When no
 sentence shares a term with the question, the answer is "I don't know." with confidence 0.
 """
 
@@ -86,7 +87,7 @@ def answer(question: str, sources: tuple[Source, ...] | list[Source], *, follow_
     for score, sentence in scored:
         if len(quotes) == MAX_QUOTES or score < RELATIVE_SCORE * best_score:
             break
-        if all(q.source.citation_id != sentence.source.citation_id for q in quotes):
+        if not any(_same_place(q, sentence) for q in quotes):
             quotes.append(sentence)
     quotes.sort(key=lambda s: s.order)  # read in context order
     parts = [f'{_title(q.source)} states: "{q.text}" [{q.source.citation_id}]' for q in quotes]
@@ -100,6 +101,15 @@ def answer(question: str, sources: tuple[Source, ...] | list[Source], *, follow_
         "confidence": _confidence(scored[0][1], weights),
         "disclaimer": DISCLAIMER,
     }
+
+
+def _same_place(quote: _Sentence, sentence: _Sentence) -> bool:
+    """One quote per passage, and a sentence is quoted once: overlapping chunks of one document
+    carry the same sentence under two citation tokens."""
+    same_passage = quote.source.citation_id == sentence.source.citation_id
+    return same_passage or (
+        quote.source.document_id == sentence.source.document_id and quote.text == sentence.text
+    )
 
 
 def _title(source: Source) -> str:

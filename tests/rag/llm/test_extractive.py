@@ -52,6 +52,22 @@ def test_one_quote_per_passage():
     assert reply["citations"][0]["snippet"].startswith("Landlord may terminate this Lease")
 
 
+def test_a_sentence_two_overlapping_passages_share_is_quoted_once():
+    overlap = Source(
+        citation_id="9",
+        document_id=LEASE.document_id,  # the next chunk of the same lease, overlapping the first
+        title=LEASE.title,
+        page=3,
+        text="Landlord may terminate this Lease on thirty (30) days notice if rent is unpaid. "
+        "15. Notices. Notices are given in writing.",
+        similarity_score=0.7,
+    )
+    reply = answer("Can the landlord terminate the lease if rent is unpaid?", [LEASE, overlap])
+    snippets = [c["snippet"] for c in reply["citations"]]
+    assert snippets == ["Landlord may terminate this Lease on thirty (30) days notice if rent is unpaid."]
+    assert reply["answer"].count("Landlord may terminate") == 1
+
+
 def test_a_clause_named_in_the_question_is_found_in_its_usual_wording():
     contract = Source(
         citation_id="1",
