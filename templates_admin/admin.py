@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django import forms
 from django.conf import settings
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.template.response import TemplateResponse
@@ -159,6 +159,28 @@ class PromptTemplateAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         # The form has validated obj (fields, placeholders, uniqueness); the service versions it.
         services.template_save(template=obj, user=request.user)
+
+    def has_delete_permission(self, request, obj=None):
+        # Every tenant without its own copy answers with a built-in: deleting one would break their
+        # questions. The REST API refuses it too (services.template_delete).
+        if obj is not None and obj.is_builtin:
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def delete_model(self, request, obj):
+        services.template_delete(tenant=obj.tenant, template_id=obj.template_id)
+
+    def delete_queryset(self, request, queryset):
+        """The bulk action: tenants' templates are deleted through the service; built-ins never."""
+        builtins = sorted(queryset.filter(tenant__isnull=True).values_list("template_id", flat=True))
+        for template in queryset.filter(tenant__isnull=False).select_related("tenant"):
+            services.template_delete(tenant=template.tenant, template_id=template.template_id)
+        if builtins:
+            self.message_user(
+                request,
+                f"Built-in templates cannot be deleted, so these were kept: {', '.join(builtins)}.",
+                messages.WARNING,
+            )
 
     def get_urls(self):
         info = f"{self.opts.app_label}_{self.opts.model_name}"
