@@ -5,6 +5,7 @@
 (() => {
   const zone = document.getElementById("upload");
   const table = document.querySelector("#documents tbody");
+  const done = document.getElementById("uploads-done"); // "some failed" and a refresh button
 
   function fileRow(file) {
     const bar = Lexrag.el("progress", { max: "100", value: "0", "aria-label": `Progress of ${file.name}` });
@@ -49,31 +50,66 @@
   async function follow(documentId, ui) {
     for (;;) {
       const result = await Lexrag.api(`/api/v1/rag/documents/${documentId}`);
-      if (!result.ok) return ui.set(100, Lexrag.errorText(result), "failed");
+      if (!result.ok) return fail(ui, Lexrag.errorText(result));
       const doc = result.body;
-      if (doc.status === "ready") return ui.set(100, `Ready: ${doc.page_count} page(s), ${doc.chunk_count} passage(s)`, "ready");
-      if (doc.status === "failed") return ui.set(100, doc.error_message || "The document could not be read.", "failed");
+      if (doc.status === "ready") {
+        ui.set(100, `Ready: ${doc.page_count} page(s), ${doc.chunk_count} passage(s)`, "ready");
+        return true;
+      }
+      if (doc.status === "failed") return fail(ui, doc.error_message || "The document could not be read.");
       ui.set(30 + Math.round(doc.progress * 0.7), doc.stage ? `Indexing: ${doc.stage}` : "Queued for indexing…");
       await Lexrag.sleep(1000);
     }
   }
 
+  // Resolves to true when the file ended ready (or was already there), false when it failed.
   async function upload(file) {
     const ui = fileRow(file);
     const maxBytes = Number(zone.dataset.maxMb) * 1024 * 1024;
-    if (file.size > maxBytes) return ui.set(100, `Too large: the limit is ${zone.dataset.maxMb} MB.`, "failed");
+    if (file.size > maxBytes) return fail(ui, `Too large: the limit is ${zone.dataset.maxMb} MB.`);
     const result = await send(file, ui);
-    if (!result.ok) return ui.set(100, Lexrag.errorText(result), "failed");
+    if (!result.ok) return fail(ui, Lexrag.errorText(result));
     const doc = result.body.documents[0];
-    if (doc.duplicate) return ui.set(100, "Already in this case: nothing new was stored.", "ready");
+    if (doc.duplicate) {
+      ui.set(100, "Already in this case: nothing new was stored.", "ready");
+      return true;
+    }
     ui.set(30, "Uploaded");
-    await follow(doc.id, ui);
+    return follow(doc.id, ui);
   }
 
-  async function uploadAll(files) {
-    await Promise.all(Array.from(files).map(upload));
-    window.location.reload(); // the document list, with the new rows and their counts
+  function fail(ui, text) {
+    ui.set(100, text, "failed");
+    return false;
   }
+
+  // Files of every batch still uploading or indexing, and whether any of them failed. The page
+  // reloads (the document list, with the new rows and their counts) only once nothing is in flight
+  // and nothing failed: a reload would cancel the uploads of a batch dropped meanwhile and wipe
+  // the failures' messages. After a failure, the list is refreshed on request instead.
+  let inFlight = 0;
+  let anyFailed = false;
+
+  async function uploadAll(files) {
+    const list = Array.from(files);
+    inFlight += list.length;
+    done.hidden = true;
+    await Promise.all(list.map(async (file) => {
+      let ok = false;
+      try {
+        ok = await upload(file);
+      } finally {
+        inFlight -= 1;
+        if (!ok) anyFailed = true;
+      }
+    }));
+    if (inFlight > 0) return; // another batch is still going: its end decides
+    if (anyFailed) done.hidden = false;
+    else window.location.reload();
+  }
+
+  const refresh = document.getElementById("refresh-list");
+  if (refresh) refresh.addEventListener("click", () => window.location.reload());
 
   if (zone) {
     const drop = zone.querySelector(".dropzone");

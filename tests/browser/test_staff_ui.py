@@ -1,5 +1,6 @@
 """The staff UI in a real browser: log in, create a case, upload a PDF, wait until it is ready, ask
-a question, open a citation and land on the cited page, with the passage marked."""
+a question, open a citation and land on the cited page, with the passage marked. Two files at once,
+one of them unreadable: the good one ends ready and the bad one's error stays on the page."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import re
 
 import pytest
 
+from rag import services as rag_services
 from tenants.models import Role
 from tests.factories import MembershipFactory
-from tests.rag.conftest import FIXTURES
+from tests.rag.conftest import FIXTURES, fixture_bytes
 from tests.rag.pipeline.conftest import _isolated_answer_cache  # noqa: F401 - autouse: no stale hits
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -80,3 +82,32 @@ def test_upload_ask_and_open_the_cited_page(page, live_server, staff_user, scree
     assert mark.is_visible()
     screenshot("document")
     assert errors == []  # no script errors, no CSP violations
+
+
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+
+
+def test_a_bad_file_beside_a_good_one_keeps_its_error_on_the_page(
+    page, live_server, tenant, staff_user, _media_in_tmp
+):
+    case = rag_services.case_create(tenant=tenant, name="Mixed upload")
+    log_in(page, live_server, staff_user)
+    page.goto(f"{live_server.url}/cases/{case.pk}/")
+    page.set_input_files(
+        "#file-input",
+        [
+            {"name": "contract.txt", "mimeType": "text/plain", "buffer": fixture_bytes("contract.txt")},
+            {"name": "figures.xlsx", "mimeType": XLSX, "buffer": fixture_bytes("not_docx.zip")},
+        ],
+    )
+    # Once both have settled the page stays (a reload would wipe the error) and offers a refresh.
+    page.wait_for_selector("#uploads-done", state="visible")
+    good = page.locator("#uploads li", has_text="contract.txt")
+    bad = page.locator("#uploads li", has_text="figures.xlsx")
+    assert "ready" in good.get_attribute("class") and "Ready" in good.inner_text()
+    assert "failed" in bad.get_attribute("class"), bad.inner_text()
+    assert "not a PDF, DOCX or TXT document" in bad.inner_text(), bad.inner_text()
+    page.click("#refresh-list")
+    page.wait_for_selector("#documents tbody tr[data-document-id]")
+    assert page.locator("#documents tbody tr[data-document-id]").count() == 1
+    assert page.locator("#documents .status-ready").count() == 1
