@@ -8,6 +8,7 @@ from functools import wraps
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -76,6 +77,8 @@ def cases(request):
                 return redirect("web:case", case_id=case.pk)
             except ApplicationError as exc:
                 error = exc.message
+            except ValidationError as exc:  # the model's checks: a blank or too long name, ...
+                error = _validation_text(exc)
     rows = selectors.case_search(tenant=request.caller.tenant, q=request.GET.get("q", ""))
     page = Paginator(rows, 50).get_page(request.GET.get("page"))
     context = _context(request, page=page, error=error, form=form)
@@ -176,6 +179,17 @@ def switch_tenant(request):
     if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
         target = reverse("web:cases")
     return redirect(target)
+
+
+def _validation_text(exc: ValidationError) -> str:
+    """The messages of a ValidationError in plain words, each after its field's name."""
+    if not hasattr(exc, "error_dict"):
+        return " ".join(exc.messages)
+    return " ".join(
+        f"{field.capitalize()}: {message}" if field != "__all__" else message
+        for field, messages in exc.message_dict.items()
+        for message in messages
+    )
 
 
 def _found(read):

@@ -208,3 +208,17 @@ def test_pages_carry_a_strict_content_security_policy(member_browser):
     admin_policy = Client().get("/admin/login/")["Content-Security-Policy"]
     assert "style-src 'self' 'unsafe-inline'" in admin_policy and "script-src 'self';" in admin_policy
     assert "Content-Security-Policy" not in Client().get("/api/v1/health")  # JSON, not a page
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("   ", b"Name: This field cannot be blank."),
+        ("x" * 300, b"Name: Ensure this value has at most 200 characters (it has 300)."),
+    ],
+)
+def test_a_blank_or_too_long_case_name_is_refused_in_plain_words(tenant, member_browser, name, message):
+    response = member_browser.post("/cases/", {"name": name, "client": "Acme"})
+    assert response.status_code == 400 and message in response.content
+    assert b'role="alert"' in response.content
+    assert not selectors.case_search(tenant=tenant, q="").exists()
