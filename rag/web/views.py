@@ -79,7 +79,10 @@ def cases(request):
                 error = exc.message
             except ValidationError as exc:  # the model's checks: a blank or too long name, ...
                 error = _validation_text(exc)
-    rows = selectors.case_search(tenant=request.caller.tenant, q=request.GET.get("q", ""))
+    q = _lookup_text(request.GET.get("q", ""))
+    rows = selectors.case_search(tenant=request.caller.tenant, q=q or "")
+    if q is None:
+        rows = rows.none()
     page = Paginator(rows, 50).get_page(request.GET.get("page"))
     context = _context(request, page=page, error=error, form=form)
     return render(request, "web/cases.html", context, status=400 if error else 200)
@@ -130,12 +133,13 @@ def ask(request):
     """The question page. `?rerun=<request_id>` fills it with one of the user's earlier questions."""
     tenant, caller = request.caller.tenant, request.caller
     rerun = None
-    if request.GET.get("rerun"):
-        row = _found(
-            lambda: query_selectors.query_history_get(
-                tenant=tenant, caller=caller, request_id=request.GET["rerun"]
+    request_id = _lookup_text(request.GET.get("rerun", ""))
+    if request_id != "":
+        row = None
+        if request_id is not None:
+            row = _found(
+                lambda: query_selectors.query_history_get(tenant=tenant, caller=caller, request_id=request_id)
             )
-        )
         if row is None:
             return _not_found(request)
         rerun = {"query": row.query, "options": row.options or {}}
@@ -158,9 +162,12 @@ def ask(request):
 @require_GET
 def history(request):
     """The user's own questions, newest first, each with a re-run link."""
+    text = _lookup_text(request.GET.get("q", ""))
     rows = query_selectors.query_history_list(
-        tenant=request.caller.tenant, caller=request.caller, text=request.GET.get("q") or None
+        tenant=request.caller.tenant, caller=request.caller, text=text or None
     )
+    if text is None:
+        rows = rows.none()
     page = Paginator(rows, 25).get_page(request.GET.get("page"))
     return render(request, "web/history.html", _context(request, page=page))
 
@@ -169,16 +176,24 @@ def history(request):
 @require_POST
 def switch_tenant(request):
     """Make another of the user's tenants the session's; back to where they were (same site)."""
+    slug = _lookup_text(request.POST.get("tenant", ""))
+    if slug is None:
+        return _not_found(request)
     try:
-        tenant_services.session_tenant_switch(
-            user=request.user, session=request.session, slug=request.POST.get("tenant", "")
-        )
+        tenant_services.session_tenant_switch(user=request.user, session=request.session, slug=slug)
     except ApplicationError:
         return _not_found(request)
-    target = request.POST.get("next") or reverse("web:cases")
+    target = _lookup_text(request.POST.get("next", "")) or reverse("web:cases")
     if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
         target = reverse("web:cases")
     return redirect(target)
+
+
+def _lookup_text(value: str) -> str | None:
+    """`value` (a search text, an id or slug from the request) for a database lookup, or None when
+    it holds a NUL character: PostgreSQL refuses NUL in text (a DataError, so a 500) and no stored
+    text contains one, so the caller shows no results or "not found"."""
+    return None if "\x00" in value else value
 
 
 def _validation_text(exc: ValidationError) -> str:

@@ -222,3 +222,18 @@ def test_a_blank_or_too_long_case_name_is_refused_in_plain_words(tenant, member_
     assert response.status_code == 400 and message in response.content
     assert b'role="alert"' in response.content
     assert not selectors.case_search(tenant=tenant, q="").exists()
+
+
+def test_a_nul_character_in_an_input_finds_nothing_instead_of_failing(tenant, other_tenant, case, login):
+    user_browser = login(tenant, Role.MEMBER)
+    MembershipFactory(tenant=other_tenant, user=user_browser.user, role=Role.VIEWER)
+    row = _asked(tenant, user_browser.user, "Who pays for shipping?")
+    cases = user_browser.get("/cases/", {"q": "Acme\x00"})
+    assert cases.status_code == 200 and case.name.encode() not in cases.content
+    history = user_browser.get("/history/", {"q": "\x00"})
+    assert history.status_code == 200 and b"Who pays for shipping?" not in history.content
+    assert user_browser.get("/ask/", {"rerun": f"{row.request_id}\x00"}).status_code == 404
+    switched = user_browser.post("/tenant/switch", {"tenant": f"{other_tenant.slug}\x00"})
+    assert switched.status_code == 404
+    odd_next = user_browser.post("/tenant/switch", {"tenant": other_tenant.slug, "next": "/history/\x00"})
+    assert odd_next.status_code == 302 and odd_next["Location"] == "/cases/"
