@@ -40,6 +40,15 @@ class CaseAdmin(admin.ModelAdmin):
     list_filter = ["tenant"]
     search_fields = ["name", "client"]
 
+    # Deletes go through the service, as the REST API's do: it bumps the tenant's index version (no
+    # cached answer keeps citing the case's documents) and deletes their stored files.
+    def delete_model(self, request, obj):
+        services.case_delete(tenant=obj.tenant, case_id=obj.pk)
+
+    def delete_queryset(self, request, queryset):
+        for case in queryset.select_related("tenant"):
+            services.case_delete(tenant=case.tenant, case_id=case.pk)
+
 
 @admin.register(Document)
 class DocumentAdmin(admin.ModelAdmin):
@@ -83,6 +92,15 @@ class DocumentAdmin(admin.ModelAdmin):
         # Its chunks and stored file belong to the tenant and case: moving the row would leave
         # them behind, readable by the wrong tenant.
         return [*self.readonly_fields, "tenant", "case"] if obj else self.readonly_fields
+
+    # Deletes go through the service, as the REST API's do: it bumps the tenant's index version (no
+    # cached answer keeps citing the document) and deletes the stored file.
+    def delete_model(self, request, obj):
+        service.document_delete(tenant=obj.tenant, document_id=obj.pk)
+
+    def delete_queryset(self, request, queryset):
+        for document in queryset.select_related("tenant"):
+            service.document_delete(tenant=document.tenant, document_id=document.pk)
 
     @admin.action(description="Reindex selected documents")
     def reindex(self, request, queryset):

@@ -4,9 +4,11 @@ tenant and case, and is never created here (uploads go through the ingestion ser
 from __future__ import annotations
 
 import pytest
+from django.core.files.storage import default_storage
 from django.urls import reverse
 
-from rag.models import Chunk, DocumentStatus
+from rag import selectors
+from rag.models import Chunk, Document, DocumentStatus
 
 pytestmark = pytest.mark.django_db
 
@@ -102,3 +104,33 @@ def test_chunks_are_listed_and_read_only(admin_client, document):
     assert admin_client.get(reverse("admin:rag_chunk_add")).status_code == 403
     chunk.refresh_from_db()
     assert chunk.text != "x"
+
+
+def test_deleting_a_document_bumps_the_index_version_and_deletes_its_file(admin_client, document, committed):
+    name, version = document.file.name, selectors.index_version_get(tenant=document.tenant)
+    assert default_storage.exists(name)
+    with committed():
+        response = admin_client.post(
+            reverse("admin:rag_document_delete", args=[document.pk]), {"post": "yes"}
+        )
+    assert response.status_code == 302
+    assert not Document.objects.filter(pk=document.pk).exists()
+    assert selectors.index_version_get(tenant=document.tenant) > version
+    assert not default_storage.exists(name)
+
+
+def test_the_bulk_delete_of_documents_goes_through_the_service(
+    admin_client, document, case, upload, committed
+):
+    second = upload(case, "contract.pdf").document
+    names = [document.file.name, second.file.name]
+    version = selectors.index_version_get(tenant=document.tenant)
+    with committed():
+        response = admin_client.post(
+            reverse("admin:rag_document_changelist"),
+            {"action": "delete_selected", "_selected_action": [document.pk, second.pk], "post": "yes"},
+        )
+    assert response.status_code == 302
+    assert not Document.objects.filter(case=case).exists()
+    assert selectors.index_version_get(tenant=document.tenant) >= version + 2
+    assert not any(default_storage.exists(name) for name in names)
