@@ -40,6 +40,11 @@ class CaseAdmin(admin.ModelAdmin):
     list_filter = ["tenant"]
     search_fields = ["name", "client"]
 
+    def get_readonly_fields(self, request, obj=None):
+        # Its documents, chunks and stored files belong to the tenant: moving the case alone would
+        # orphan them under the old tenant while the case lists them under the new one.
+        return [*self.readonly_fields, "tenant"] if obj else self.readonly_fields
+
     # Deletes go through the service, as the REST API's do: it bumps the tenant's index version (no
     # cached answer keeps citing the case's documents) and deletes their stored files.
     def delete_model(self, request, obj):

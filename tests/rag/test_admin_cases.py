@@ -1,5 +1,6 @@
-"""Django admin: cases. Deleting one (alone or by the bulk action) goes through the service: the
-tenant's index version is bumped and the documents' stored files are deleted."""
+"""Django admin: cases. A case keeps its tenant (its documents belong to it). Deleting one (alone
+or by the bulk action) goes through the service: the tenant's index version is bumped and the
+documents' stored files are deleted."""
 
 from __future__ import annotations
 
@@ -51,3 +52,16 @@ def test_the_bulk_delete_of_cases_goes_through_the_service(
     for tenant, version in versions.items():
         assert selectors.index_version_get(tenant=tenant) > version
     assert not default_storage.exists(name) and not default_storage.exists(theirs.file.name)
+
+
+def test_a_case_keeps_its_tenant(admin_client, case, other_tenant, stored):
+    url = reverse("admin:rag_case_change", args=[case.pk])
+    page = admin_client.get(url)
+    assert page.status_code == 200 and "tenant" not in page.context["adminform"].form.fields
+    response = admin_client.post(
+        url, {"name": "Renamed", "client": "", "description": "", "tenant": other_tenant.pk}
+    )
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    case.refresh_from_db()
+    assert (case.name, case.tenant_id) == ("Renamed", stored[0].tenant_id)
+    assert "tenant" in admin_client.get(reverse("admin:rag_case_add")).context["adminform"].form.fields
