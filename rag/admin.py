@@ -57,6 +57,11 @@ class CaseAdmin(admin.ModelAdmin):
 
 @admin.register(Document)
 class DocumentAdmin(admin.ModelAdmin):
+    """Documents are added by uploads only. On an existing document, the fields copied to its chunks
+    for filtering inside the search SQL (source type, document type, jurisdiction, date) are
+    read-only: they are set at upload, and an edit here would not reach the chunks. Sensitivity is
+    the exception: a change is copied to the chunks and bumps the index version (rag.signals)."""
+
     list_display = [
         "title",
         "case",
@@ -80,11 +85,14 @@ class DocumentAdmin(admin.ModelAdmin):
         "error_type",
         "error_message",
         "page_count",
+        "page_starts",
         "chunk_count",
         "embedding_model",
         "indexed_at",
         "created_at",
     ]
+    # Copied to every chunk at ingestion (rag.ingest.service); see the class docstring.
+    CHUNK_COPIED_FIELDS = ["source_type", "doc_type", "jurisdiction", "document_date"]
     exclude = ["text"]
     actions = ["reindex"]
 
@@ -95,8 +103,10 @@ class DocumentAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         # Its chunks and stored file belong to the tenant and case: moving the row would leave
-        # them behind, readable by the wrong tenant.
-        return [*self.readonly_fields, "tenant", "case"] if obj else self.readonly_fields
+        # them behind, readable by the wrong tenant. The chunks' copied fields would go stale.
+        if obj is None:
+            return self.readonly_fields
+        return [*self.readonly_fields, "tenant", "case", *self.CHUNK_COPIED_FIELDS]
 
     # Deletes go through the service, as the REST API's do: it bumps the tenant's index version (no
     # cached answer keeps citing the document) and deletes the stored file.

@@ -134,3 +134,30 @@ def test_the_bulk_delete_of_documents_goes_through_the_service(
     assert not Document.objects.filter(case=case).exists()
     assert selectors.index_version_get(tenant=document.tenant) >= version + 2
     assert not any(default_storage.exists(name) for name in names)
+
+
+def test_the_fields_copied_to_the_chunks_are_read_only(admin_client, document):
+    url = reverse("admin:rag_document_change", args=[document.pk])
+    form = admin_client.get(url).context["adminform"].form
+    copied = {"source_type", "doc_type", "jurisdiction", "document_date", "page_starts"}
+    assert copied.isdisjoint(form.fields) and {"title", "sensitivity"} <= set(form.fields)
+    before = (document.source_type, document.doc_type, document.jurisdiction, document.document_date)
+    data = {
+        "title": "Renamed",
+        "original_filename": document.original_filename,
+        "sensitivity": document.sensitivity,
+        "metadata": "{}",
+        # Ignored: read-only on an existing document.
+        "source_type": "statute",
+        "doc_type": "memo",
+        "jurisdiction": "Delaware",
+        "document_date": "2020-01-02",
+        "page_starts": "[0, 1]",
+    }
+    response = admin_client.post(url, data)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    document.refresh_from_db()
+    assert document.title == "Renamed"
+    assert (document.source_type, document.doc_type, document.jurisdiction, document.document_date) == before
+    chunks = Chunk.objects.filter(document=document)
+    assert set(chunks.values_list("doc_type", "jurisdiction")) == {(document.doc_type, document.jurisdiction)}
