@@ -14,6 +14,7 @@ class PageView:
     before: str  # text before the marked passage (all of it when the page has no mark)
     marked: str  # the part of the marked passage on this page, "" if none
     after: str
+    mark_starts: bool = False  # the marked passage starts on this page (its anchor goes here)
 
 
 def may_read(document: Document, reader: Reader) -> bool:
@@ -45,7 +46,7 @@ def pages(text: str, starts: list[tuple[int, int]], mark: tuple[int, int] | None
     for (number, start), end in zip(starts, [*offsets[1:], len(text)], strict=True):
         if mark and mark[0] < end and mark[1] > start:
             lo, hi = max(mark[0], start), min(mark[1], end)
-            views.append(PageView(number, text[start:lo], text[lo:hi], text[hi:end]))
+            views.append(PageView(number, text[start:lo], text[lo:hi], text[hi:end], lo == mark[0]))
         else:
             views.append(PageView(number, text[start:end], "", ""))
     return views

@@ -237,3 +237,14 @@ def test_a_nul_character_in_an_input_finds_nothing_instead_of_failing(tenant, ot
     assert switched.status_code == 404
     odd_next = user_browser.post("/tenant/switch", {"tenant": other_tenant.slug, "next": "/history/\x00"})
     assert odd_next.status_code == 302 and odd_next["Location"] == "/cases/"
+
+
+def test_a_passage_across_pages_is_marked_on_each_but_anchored_once(case, upload, member_browser):
+    document = upload(case, "contract.pdf").document
+    document.refresh_from_db()
+    boundary = document.page_starts[1]
+    html = member_browser.get(f"/documents/{document.pk}/?start={boundary - 5}&end={boundary + 5}").content
+    html = html.decode()
+    assert html.count("<mark") == 2
+    assert html.count('id="passage"') == 1
+    assert html.index('id="passage"') < html.index('id="page-2"')  # on the page where it starts

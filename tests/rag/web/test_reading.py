@@ -21,7 +21,7 @@ def test_without_recorded_starts_each_page_starts_at_its_first_passage():
 
 def test_the_mark_is_cut_at_page_boundaries():
     views = pages(TEXT, [(1, 0), (2, 15), (3, 30)], mark=(10, 19))
-    assert views[0] == PageView(1, "Page one t", "ext.\f", "")
+    assert views[0] == PageView(1, "Page one t", "ext.\f", "", mark_starts=True)
     assert views[1] == PageView(2, "", "Page", " two text.\f")
     assert views[2] == PageView(3, "Page three.", "", "")
     assert "".join(v.before + v.marked + v.after for v in views) == TEXT
