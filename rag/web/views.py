@@ -152,6 +152,7 @@ def ask(request):
         citation_styles=CITATION_STYLES,
         strictness_levels=STRICTNESS_LEVELS,
         default_top_k=settings.RAG_DEFAULT_TOP_K,
+        max_query_length=settings.RAG_MAX_QUERY_LENGTH,
         rerun=rerun,
         initial_query=request.GET.get("q", ""),
     )

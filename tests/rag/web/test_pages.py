@@ -248,3 +248,9 @@ def test_a_passage_across_pages_is_marked_on_each_but_anchored_once(case, upload
     assert html.count("<mark") == 2
     assert html.count('id="passage"') == 1
     assert html.index('id="passage"') < html.index('id="page-2"')  # on the page where it starts
+
+
+def test_the_question_box_takes_as_many_characters_as_the_api(member_browser, settings):
+    settings.RAG_MAX_QUERY_LENGTH = 1234
+    page = member_browser.get("/ask/").content.decode()
+    assert 'maxlength="1234"' in page
