@@ -28,7 +28,7 @@ from .schemas import (
     QueryResultSerializer,
 )
 
-MODES = ("sync", "async")
+MODES = ("sync", "async", "agentic")
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 
 _EXAMPLE_REQUEST = {
@@ -199,6 +199,8 @@ class QueryApi(TenantApiView):
         mode = options.pop("mode", "sync")
         if mode not in MODES:
             raise InvalidInput(f"Unknown mode {mode!r}.", details={"mode": f"One of: {', '.join(MODES)}."})
+        if mode == "agentic":  # answered in the response, like sync, by rag.agent's loop
+            options["agentic"] = True
         caller = Caller.from_request(request)
         if self._flagged_as_injection(question):
             check_injection_budget(request)

@@ -23,6 +23,11 @@ class FiltersSerializer(serializers.Serializer):
     source_types = serializers.ListField(child=serializers.ChoiceField(SourceType.values), required=False)
     case_ids = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False)
     document_ids = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False)
+    years = serializers.ListField(
+        child=serializers.IntegerField(min_value=1000, max_value=9999),
+        required=False,
+        help_text='Documents dated in one of these years (or whose metadata "year" is one).',
+    )
     metadata = serializers.DictField(
         required=False, help_text='Document metadata that must match, e.g. {"party": "Acme", "year": 2023}.'
     )

@@ -54,6 +54,7 @@ class QueryConfig:
     search_mode: str = "hybrid"
     conversation_id: str | None = None
     use_cache: bool = True
+    agentic: bool = False  # gather evidence with rag.agent's loop instead of one search
 
     @classmethod
     def from_options(cls, **options: Any) -> QueryConfig:
@@ -77,6 +78,7 @@ class QueryConfig:
             "show_cot_steps": _bool(values, "show_cot_steps", False, errors),
             "dry_run": _bool(values, "dry_run", False, errors),
             "use_cache": _bool(values, "use_cache", True, errors),
+            "agentic": _bool(values, "agentic", False, errors),
             "strictness": _choice(values, "strictness", STRICTNESS_LEVELS, errors),
             "citation_style": _choice(values, "citation_style", CITATION_STYLES, errors),
             "response_style": _choice(values, "response_style", RESPONSE_STYLES, errors),

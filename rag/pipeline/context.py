@@ -20,6 +20,7 @@ from tenants.models import Tenant
 from .config import QueryConfig
 
 if TYPE_CHECKING:
+    from rag.agent.loop import AgentRun
     from rag.llm import Generation
     from templates_admin.models import PromptTemplate
     from templates_admin.rendering import RenderedPrompt
@@ -57,6 +58,8 @@ class QueryContext:
     candidates: CandidateSet | None = None
     ranked: RankedSet | None = None
     retrieval: RetrievalResult | None = None
+
+    agent: AgentRun | None = None  # agentic mode: the loop's trace and evidence
 
     # Prompt
     context: BuiltContext | None = None

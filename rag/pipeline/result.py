@@ -44,9 +44,10 @@ def answer_result(ctx: QueryContext) -> dict:
                 continue
             seen.add(citation.source.citation_id)
             citations.append(_citation(entries[citation.source.citation_id], citation.snippet))
-    return {
+    clarification = ctx.agent.clarification if ctx.agent else None
+    result = {
         "answer": None if not_found else processed.answer,
-        "message": NOT_FOUND_MESSAGE if not_found else None,
+        "message": (clarification.message if clarification else NOT_FOUND_MESSAGE) if not_found else None,
         "citations": citations,
         "follow_up_questions": [] if not_found else list(processed.follow_ups),
         "confidence_score": 0.0 if not_found else confidence_of(ctx),
@@ -56,6 +57,10 @@ def answer_result(ctx: QueryContext) -> dict:
         "request_id": ctx.request_id,
         "timestamp": timestamp(),
     }
+    if ctx.agent is not None:  # agentic mode: what the agent decided, searched and kept
+        result["clarification"] = clarification.as_dict() if clarification else None
+        result["agent"] = ctx.agent.as_dict()
+    return result
 
 
 def dry_run_result(ctx: QueryContext) -> dict:

@@ -14,6 +14,7 @@ from .config import QueryConfig
 from .context import QueryContext
 from .executor import PipelineExecutor
 from .sanitize import sanitize
+from .stages.agent import AgentSearchStage
 from .stages.answer import PostProcessStage, VerifyStage
 from .stages.cache_lookup import CacheLookupStage
 from .stages.enhance import EnhanceQueryStage
@@ -24,16 +25,16 @@ from .stages.retrieve import RankStage, RerankStage, RetrieveStage
 from .stages.sanitize import SanitizeStage
 
 
-def default_executor() -> PipelineExecutor:
-    """The stages in order (orchestration spec, with the template chosen before the context)."""
+def default_executor(*, agentic: bool = False) -> PipelineExecutor:
+    """The stages in order (orchestration spec, with the template chosen before the context).
+    `agentic`: rag.agent's loop gathers the evidence instead of one retrieve → rank → rerank."""
+    search = [AgentSearchStage()] if agentic else [RetrieveStage(), RankStage(), RerankStage()]
     return PipelineExecutor(
         [
             SanitizeStage(),
             CacheLookupStage(),
             EnhanceQueryStage(),
-            RetrieveStage(),
-            RankStage(),
-            RerankStage(),
+            *search,
             SelectTemplateStage(),
             BuildContextStage(),
             BuildPromptStage(),
@@ -74,7 +75,7 @@ def run_query(
     `reader` decides which confidential text may be read (default: a viewer with no access);
     `user_id` or `api_key_prefix` name the caller for the audit trail and conversation history.
     """
-    executor = executor or default_executor()
+    executor = executor or default_executor(agentic=options.get("agentic") is True)
     ctx = _context(tenant, question, reader, user_id, api_key_prefix, request_id, options)
     try:
         ctx.config = QueryConfig.from_options(**options)

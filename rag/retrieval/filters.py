@@ -40,11 +40,12 @@ class SearchFilters:
     source_types: tuple[str, ...] = ()
     case_ids: tuple[int, ...] = ()
     document_ids: tuple[int, ...] = ()
+    years: tuple[int, ...] = ()  # the document's date in one of these years, or its metadata "year"
     metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     def __post_init__(self):
         # Frozen means frozen: lists become tuples and the metadata mapping read-only.
-        for name in ("jurisdictions", "doc_types", "source_types", "case_ids", "document_ids"):
+        for name in ("jurisdictions", "doc_types", "source_types", "case_ids", "document_ids", "years"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
 
@@ -70,6 +71,7 @@ class SearchFilters:
             ),
             "case_ids": _ids(data.get("case_ids"), "case_ids", errors),
             "document_ids": _ids(data.get("document_ids"), "document_ids", errors),
+            "years": _years(data.get("years"), errors),
             "metadata": _metadata(data.get("metadata"), errors),
         }
         start, end = values["date_range_start"], values["date_range_end"]
@@ -101,6 +103,12 @@ class SearchFilters:
             q &= Q(case_id__in=self.case_ids)
         if self.document_ids:
             q &= Q(document_id__in=self.document_ids)
+        if self.years:
+            # A year is a date's or, for documents filed without one, a metadata field's.
+            q &= _any(
+                Q(document_date__year=year) | _metadata_q("year", year) | _metadata_q("year", str(year))
+                for year in self.years
+            )
         for key, accepted in self.metadata.items():
             q &= _any(_metadata_q(key, value) for value in _variants(accepted))
         return q
@@ -189,6 +197,21 @@ def _ids(value, name: str, errors: dict) -> tuple[int, ...]:
             errors[name] = "Must be a list of positive integer ids."
             return ()
     return tuple(dict.fromkeys(ids))
+
+
+def _years(value, errors: dict) -> tuple[int, ...]:
+    items = _listed(value, "years", errors)
+    if items is None:
+        return ()
+    years = []
+    for item in items:
+        if isinstance(item, str) and _INTEGER.fullmatch(item.strip()):
+            item = int(item)
+        if isinstance(item, bool) or not isinstance(item, int) or not 1000 <= item <= 9999:
+            errors["years"] = "Must be a list of four-digit years."
+            return ()
+        years.append(item)
+    return tuple(dict.fromkeys(years))
 
 
 def _metadata(value, errors: dict) -> dict:

@@ -316,6 +316,14 @@ RAG_MAX_RETRIES_ON_HALLUCINATION = env.int("RAG_MAX_RETRIES_ON_HALLUCINATION", d
 MIN_CONFIDENCE_THRESHOLD = env.float("MIN_CONFIDENCE_THRESHOLD", default=0.5)
 ENABLE_COT = env.bool("ENABLE_COT", default=True)
 
+# --- Agentic mode (rag/agent) ---------------------------------------------------------------------
+RAG_AGENT_PLANNER = env("RAG_AGENT_PLANNER", default="rule")
+RAG_AGENT_MAX_TOOL_CALLS = env.int("RAG_AGENT_MAX_TOOL_CALLS", default=4)
+RAG_AGENT_TIME_BUDGET_SECONDS = env.float("RAG_AGENT_TIME_BUDGET_SECONDS", default=30)
+RAG_AGENT_EVIDENCE_PASSAGES = env.int("RAG_AGENT_EVIDENCE_PASSAGES", default=10)
+# A "list" question matching at least this many documents asks the user to narrow it.
+RAG_AGENT_OVERLOAD_DOCUMENTS = env.int("RAG_AGENT_OVERLOAD_DOCUMENTS", default=25)
+
 # --- Model providers ------------------------------------------------------------------------------
 # extractive: offline and key-free (the default); anthropic: Claude; ollama: a local Ollama server.
 RAG_LLM_PROVIDER = env("RAG_LLM_PROVIDER", default="extractive")

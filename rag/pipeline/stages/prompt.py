@@ -46,7 +46,8 @@ class BuildContextStage:
     runs_after_halt = False
 
     def run(self, ctx: QueryContext) -> QueryContext:
-        ctx.retrieval = retrieval.passages(ctx.ranked, reader=ctx.reader)
+        if ctx.retrieval is None:  # agentic mode has gathered its passages already
+            ctx.retrieval = retrieval.passages(ctx.ranked, reader=ctx.reader)
         ctx.context = build_context(
             ctx.retrieval.passages, citation_style=ctx.citation_style, token_budget=ctx.config.token_budget
         )

@@ -1,0 +1,59 @@
+"""Agentic mode's search stage: rag.agent's loop gathers the evidence in place of the plain
+retrieve → rank → rerank stages; the ordinary stages then answer from it, cited `[doc_42]`
+(the agentic spec's compose mode), verify the citations and record the run."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from django.conf import settings
+
+from rag.agent.loop import run_agent
+from rag.agent.planner import get_planner
+from rag.agent.tools import AgentTools
+from rag.retrieval.routing import Routing
+from rag.retrieval.service import RetrievalResult
+
+from ..context import QueryContext
+
+
+class AgentSearchStage:
+    name = "agent"
+    critical = True  # search failures are VectorStoreUnavailable, as in the plain pipeline
+    runs_after_halt = False
+
+    def run(self, ctx: QueryContext) -> QueryContext:
+        config = ctx.config
+        if config.citation_style is None:  # the spec's compose cites [doc_id]
+            ctx.config = dataclasses.replace(config, citation_style="bracketed_ids")
+        planner = get_planner(tenant=ctx.tenant, index_version=ctx.index_version or 0)
+        run = run_agent(
+            question=ctx.search_query,
+            tools=AgentTools(tenant=ctx.tenant, reader=ctx.reader),
+            planner=planner,
+            max_tool_calls=settings.RAG_AGENT_MAX_TOOL_CALLS,
+            time_budget=settings.RAG_AGENT_TIME_BUDGET_SECONDS,
+            evidence_limit=min(settings.RAG_AGENT_EVIDENCE_PASSAGES, config.context_passages),
+        )
+        ctx.agent = run
+        ctx.note(
+            self.name,
+            planner=run.planner,
+            intent=run.decomposition.intent,
+            tool_calls=run.tool_calls,
+            evidence=len(run.evidence),
+            pruned=run.pruned,
+            stopped=run.stopped,
+        )
+        if run.clarification is not None:
+            ctx.not_found_reason = "clarify"
+            ctx.halt("clarify")
+            return ctx
+        ctx.retrieval = RetrievalResult(
+            passages=[item.passage for item in run.evidence],
+            routing=Routing("", ctx.search_query),
+            mode="agentic",
+            candidates=sum(len(step.get("result", {}).get("hits", [])) for step in run.steps),
+            reranker="none",
+        )
+        return ctx

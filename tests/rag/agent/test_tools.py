@@ -1,0 +1,99 @@
+"""The agent's tools: the spec's schemas, the filter bridge down to the SQL, bad calls reported
+back, and tenant scoping."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from rag.agent.tools import TOOLS, AgentTools, doc_id_of
+from rag.retrieval.service import Reader
+from tenants.models import Role
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_tools_have_the_specs_schemas():
+    by_name = {tool["name"]: tool for tool in TOOLS}
+    assert set(by_name) == {"search_text", "search_semantic", "get_document_metadata"}
+    text = by_name["search_text"]["parameters"]
+    assert text["required"] == ["bucket", "query"]
+    assert set(text["properties"]) == {"bucket", "query", "filters", "top_k", "context_chars", "doc_id"}
+    assert (
+        text["properties"]["top_k"]["default"] == 10 and text["properties"]["context_chars"]["default"] == 400
+    )
+    assert by_name["search_semantic"]["parameters"]["properties"]["context_chars"]["default"] == 500
+    assert by_name["get_document_metadata"]["parameters"]["required"] == ["doc_id"]
+
+
+def test_a_year_filter_reaches_the_sql_and_keeps_only_that_years_documents(tenant, contracts):
+    tools = AgentTools(tenant=tenant)
+    args = {"bucket": "contracts", "query": "termination notice", "filters": {"year": 2022}}
+    with CaptureQueriesContext(connection) as queries:
+        result = tools.run("search_text", args)
+    assert result.error is None and result.evidence
+    assert {item.passage.document_id for item in result.evidence} == {contracts[2022].pk}
+    search_sql = [q["sql"] for q in queries.captured_queries if "rag_chunk" in q["sql"] and "@>" in q["sql"]]
+    assert search_sql, "the year filter must be a WHERE on the metadata inside the search SQL"
+    # The 2023 contract carries its year as a document date, not metadata: the same filter finds it.
+    dated = tools.run("search_semantic", {**args, "filters": {"year": 2023}})
+    assert {item.passage.document_id for item in dated.evidence} == {contracts[2023].pk}
+
+
+def test_a_party_filter_keeps_the_documents_naming_that_party(tenant, contracts):
+    result = AgentTools(tenant=tenant).run(
+        "search_semantic", {"bucket": "all", "query": "termination", "filters": {"party": "Raviga"}}
+    )
+    assert {item.passage.document_id for item in result.evidence} == {contracts[2023].pk}
+    nobody = AgentTools(tenant=tenant).run(
+        "search_semantic", {"bucket": "all", "query": "termination", "filters": {"party": "Initrode"}}
+    )
+    assert nobody.evidence == [] and "Initrode" in nobody.note
+
+
+def test_doc_id_scopes_a_search_to_one_document(tenant, contracts):
+    result = AgentTools(tenant=tenant).run(
+        "search_text", {"bucket": "all", "query": "terminate", "doc_id": doc_id_of(contracts[2023].pk)}
+    )
+    assert result.evidence and {e.passage.document_id for e in result.evidence} == {contracts[2023].pk}
+    assert all(e.doc_id == f"doc_{contracts[2023].pk}" for e in result.evidence)
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "message"),
+    [
+        ("delete_everything", {}, "Unknown tool"),
+        ("search_text", {"query": "x"}, "needs 'bucket'"),
+        ("search_text", {"bucket": "all", "query": 5}, "'query' must be of type string"),
+        ("search_text", {"bucket": "all", "query": "x", "limit": 3}, "Unknown argument"),
+        ("search_text", {"bucket": "invoices", "query": "x"}, "Unknown bucket"),
+        ("search_text", {"bucket": "all", "query": "x", "filters": {"doc_id": "abc"}}, "doc_42"),
+        ("search_text", {"bucket": "all", "query": "x", "filters": {"year": "soon"}}, "Bad filters"),
+        ("get_document_metadata", {"doc_id": "doc_999999999"}, "No document"),
+    ],
+)
+def test_a_bad_call_comes_back_as_an_error_result(tenant, contracts, tool, args, message):
+    result = AgentTools(tenant=tenant).run(tool, args)
+    assert result.error and message in result.error and result.evidence == []
+
+
+def test_document_metadata(tenant, contracts):
+    metadata = AgentTools(tenant=tenant).run(
+        "get_document_metadata", {"doc_id": doc_id_of(contracts[2022].pk)}
+    )
+    assert metadata.metadata["title"] == "Hooli Pied Piper Supply"
+    assert metadata.metadata["metadata"] == {"year": 2022, "party": "Pied Piper"}
+    assert metadata.metadata["doc_type"] == "contract" and metadata.metadata["case"]
+
+
+def test_no_tool_returns_another_tenants_data(tenant, contracts, other_corpus):
+    tools = AgentTools(tenant=tenant, reader=Reader(role=Role.ADMIN))
+    foreign = {document.pk for document in other_corpus}
+    for tool in ("search_text", "search_semantic"):
+        for filters in (None, {"party": "Umbrella"}, {"doc_id": [doc_id_of(pk) for pk in foreign]}):
+            result = tools.run(
+                tool, {"bucket": "all", "query": "termination governing law rent", "filters": filters}
+            )
+            assert not {item.passage.document_id for item in result.evidence} & foreign
+    for pk in foreign:
+        result = tools.run("get_document_metadata", {"doc_id": doc_id_of(pk)})
+        assert result.metadata is None and "No document" in result.error
