@@ -5,13 +5,14 @@ deletes, reindexing, questions), except the two plain forms here: new case and t
 from __future__ import annotations
 
 from functools import wraps
+from urllib.parse import parse_qs, urlsplit
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
-from django.urls import reverse
+from django.urls import Resolver404, resolve, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -187,7 +188,28 @@ def switch_tenant(request):
     target = _lookup_text(request.POST.get("next", "")) or reverse("web:cases")
     if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
         target = reverse("web:cases")
-    return redirect(target)
+    return redirect(_after_switch(target))
+
+
+# Pages of one object of the tenant: after a switch to another tenant they would be "not found".
+_OBJECT_PAGES = {"case", "document"}
+
+
+def _after_switch(target: str) -> str:
+    """Where a tenant switch made from `target` lands: the same page, unless it shows an object
+    of the previous tenant: then the cases list (a re-run of an earlier question: a blank ask page)."""
+    url = urlsplit(target)
+    try:
+        match = resolve(url.path)
+    except Resolver404:
+        return target
+    if match.namespace != "web":
+        return target
+    if match.url_name in _OBJECT_PAGES:
+        return reverse("web:cases")
+    if match.url_name == "ask" and "rerun" in parse_qs(url.query):
+        return reverse("web:ask")
+    return target
 
 
 def _lookup_text(value: str) -> str | None:

@@ -254,3 +254,22 @@ def test_the_question_box_takes_as_many_characters_as_the_api(member_browser, se
     settings.RAG_MAX_QUERY_LENGTH = 1234
     page = member_browser.get("/ask/").content.decode()
     assert 'maxlength="1234"' in page
+
+
+def test_switching_firm_on_an_object_page_lands_on_the_cases_list(tenant, other_tenant, case, upload):
+    user = MembershipFactory(tenant=tenant, role=Role.MEMBER).user
+    MembershipFactory(tenant=other_tenant, user=user, role=Role.VIEWER)
+    document = upload(case, "contract.txt").document
+    client = Client()
+    client.force_login(user)
+    for page, lands in [
+        (f"/cases/{case.pk}/", "/cases/"),
+        (f"/documents/{document.pk}/?start=1&end=9", "/cases/"),
+        ("/ask/?rerun=req_123", "/ask/"),
+        ("/ask/?case=3", "/ask/?case=3"),
+        ("/history/?q=fees", "/history/?q=fees"),
+        ("/cases/?q=acme", "/cases/?q=acme"),
+    ]:
+        switched = client.post("/tenant/switch", {"tenant": other_tenant.slug, "next": page})
+        assert switched.status_code == 302 and switched["Location"] == lands, page
+        assert client.get(lands).status_code == 200, page
