@@ -45,6 +45,10 @@ MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
+# Messages live in the session (server-side), not in a cookie: the admin shows a new API key in one,
+# and the default cookie storage only signs it, leaving the key readable in the browser's cookie.
+MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
+
 ROOT_URLCONF = "ragsite.urls"
 WSGI_APPLICATION = "ragsite.wsgi.application"
 

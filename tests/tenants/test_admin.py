@@ -59,3 +59,14 @@ def test_admin_revoke_action(admin_client_, tenant, make_key_client):
     key.refresh_from_db()
     assert key.revoked_at is not None
     assert client.get("/api/v1/tenants/current").status_code == 401
+
+
+def test_a_new_keys_message_never_travels_in_a_cookie(admin_client_, tenant):
+    response = admin_client_.post(
+        "/admin/tenants/apikey/add/", {"tenant": tenant.pk, "name": "cookie check", "role": "member"}
+    )
+    assert response.status_code == 302
+    assert "messages" not in response.cookies  # kept in the server-side session instead
+    shown = admin_client_.get(response["Location"]).content.decode()
+    prefix = ApiKey.objects.get(name="cookie check").prefix
+    assert f"lx_{prefix}_" in shown  # still shown once
