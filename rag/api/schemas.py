@@ -69,7 +69,12 @@ class QueryOptionsSerializer(serializers.Serializer):
 @strict_request
 class QueryRequestSerializer(QueryOptionsSerializer):
     query = serializers.CharField(help_text="The question (at most RAG_MAX_QUERY_LENGTH characters).")
-    mode = serializers.ChoiceField(["sync", "async"], default="sync")
+    mode = serializers.ChoiceField(
+        ["sync", "async", "agentic"],
+        default="sync",
+        help_text="sync: answered in the response; async: a job to poll; agentic: answered in the "
+        "response by the agentic loop (decompose, plan, tool calls, review).",
+    )
     dry_run = serializers.BooleanField(required=False, help_text="Build the prompt without the model.")
 
 

@@ -92,6 +92,9 @@ def run_queries(
     runs = []
     reader = Reader(role=Role.OWNER)  # evaluation reads everything it indexed
     for query in progress(queries, desc="querying", unit="query"):
+        if mode == AGENTIC:
+            runs.append(_agentic_run(corpus, query, reader, k))
+            continue
         result = retrieve(
             tenant=corpus.tenant,
             query=query.query,
@@ -108,6 +111,36 @@ def run_queries(
         routed = [corpus.paths.get(d.document_id, "?") for d in result.routing.documents]
         runs.append(QueryRun(query=query, retrieved=spans, routed=routed))
     return runs
+
+
+AGENTIC = "agentic"
+
+
+def _agentic_run(corpus: Corpus, query: legalbench.BenchmarkQuery, reader: Reader, k: int) -> QueryRun:
+    """The evidence rag.agent's loop gathers (at most `k` passages, best first) as the retrieved
+    spans; "routed" are the documents its decomposition made a `doc_id` filter."""
+    from rag.agent.loop import run_agent
+    from rag.agent.planner import RulePlanner
+    from rag.agent.tools import AgentTools, document_pk
+    from rag.selectors import index_version_get
+
+    planner = RulePlanner(tenant=corpus.tenant, index_version=index_version_get(tenant=corpus.tenant))
+    run = run_agent(
+        question=query.query,
+        tools=AgentTools(tenant=corpus.tenant, reader=reader),
+        planner=planner,
+        max_tool_calls=settings.RAG_AGENT_MAX_TOOL_CALLS,
+        time_budget=settings.RAG_AGENT_TIME_BUDGET_SECONDS,
+        evidence_limit=k,
+    )
+    spans = [
+        legalbench.Span(corpus.paths[e.passage.document_id], e.passage.char_start, e.passage.char_end)
+        for e in run.evidence
+        if e.passage.document_id in corpus.paths
+    ]
+    filtered = [c.value for c in run.decomposition.constraints if c.field == "doc_id"]
+    routed = [corpus.paths.get(document_pk(doc_id), "?") for doc_id in (filtered[0] if filtered else [])]
+    return QueryRun(query=query, retrieved=spans, routed=routed)
 
 
 def routing_accuracy(runs: Sequence[QueryRun]) -> float:

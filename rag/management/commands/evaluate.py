@@ -34,7 +34,12 @@ class Command(BaseCommand):
         parser.add_argument("--corpus", required=True, help="directory of the benchmark's documents")
         parser.add_argument("--queries", required=True, help="LegalBench-RAG query file (JSON)")
         parser.add_argument("--k", default=",".join(map(str, legalbench.DEFAULT_KS)))
-        parser.add_argument("--mode", default="hybrid", choices=MODES)
+        parser.add_argument(
+            "--mode",
+            default="hybrid",
+            choices=[*MODES, runner.AGENTIC],
+            help="a search mode, or agentic: the evidence of rag.agent's loop (routing = the doc_id filter)",
+        )
         parser.add_argument(
             "--min-similarity",
             type=float,

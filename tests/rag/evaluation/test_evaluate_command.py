@@ -395,3 +395,17 @@ def test_unknown_benchmark_or_mode_is_refused(corpus, queries):
         call_command(
             "evaluate", "legalbench", "--corpus", str(corpus), "--queries", str(queries), "--mode", "x"
         )
+
+
+def test_agentic_mode_filters_by_the_named_agreement_and_retrieves_its_clause(tmp_path, corpus):
+    queries = write_queries(tmp_path / "acme.json", corpus, ["acme-law"])
+    indexed = runner.ingest_corpus(corpus)
+    (run,) = runner.run_queries(
+        indexed, legalbench.load_queries(queries), k=4, mode="agentic", similarity_threshold=0.0
+    )
+    assert run.routed == [SERVICES]  # the named agreement became the doc_id filter
+    gold = run.query.gold[0]
+    assert run.retrieved and all(span.file_path == SERVICES for span in run.retrieved)
+    assert any(s.start <= gold.start and gold.end <= s.end for s in run.retrieved)
+    report = evaluate(corpus, queries, tmp_path / "report.json", mode="agentic")
+    assert report["settings"]["mode"] == "agentic" and report["k"]["4"]["recall"] == pytest.approx(100.0)
