@@ -8,6 +8,7 @@ import dataclasses
 
 from django.conf import settings
 
+from rag import selectors
 from rag.agent.loop import run_agent
 from rag.agent.planner import get_planner
 from rag.agent.tools import AgentTools
@@ -26,7 +27,10 @@ class AgentSearchStage:
         config = ctx.config
         if config.citation_style is None:  # the spec's compose cites [doc_id]
             ctx.config = dataclasses.replace(config, citation_style="bracketed_ids")
-        planner = get_planner(tenant=ctx.tenant, index_version=ctx.index_version or 0)
+        version = ctx.index_version
+        if version is None:  # as rag.retrieval.search does: the routing profiles are cached per version
+            version = selectors.index_version_get(tenant=ctx.tenant)
+        planner = get_planner(tenant=ctx.tenant, index_version=version)
         run = run_agent(
             question=ctx.search_query,
             tools=AgentTools(tenant=ctx.tenant, reader=ctx.reader),
