@@ -384,6 +384,25 @@ class HallucinationFilter(admin.SimpleListFilter):
         return queryset
 
 
+class RedactionFilter(admin.SimpleListFilter):
+    """Rows whose answer had passages redacted (confidential text the caller may not read)."""
+
+    title = "redactions"
+    parameter_name = "redactions"
+
+    def lookups(self, request, model_admin):
+        return [("applied", "Redactions applied"), ("none", "None")]
+
+    def queryset(self, request, queryset):
+        applied = Q(flags__contains={"redactions_applied": True})
+        match self.value():
+            case "applied":
+                return queryset.filter(applied)
+            case "none":
+                return queryset.exclude(applied)
+        return queryset
+
+
 class AuditChangeList(ChangeList):
     def get_queryset(self, request, exclude_parameters=None):
         # The list and the CSV never show the request options and response, the largest columns.
@@ -481,6 +500,7 @@ class AuditLogAdmin(admin.ModelAdmin):
         "cache_hit",
         PromptInjectionFilter,
         HallucinationFilter,
+        RedactionFilter,
     ]
     list_select_related = ["tenant", "user"]
     date_hierarchy = "created_at"

@@ -1,5 +1,5 @@
-"""Django admin: the audit log is read-only, filterable (tenant, user, status, cache hit, injection
-and hallucination flags, date) and searchable, and exports the filtered rows as formula-safe CSV."""
+"""Django admin: the audit log is read-only, filterable (tenant, user, status, cache hit, injection,
+hallucination and redaction flags, date) and searchable, and exports the filtered rows as formula-safe CSV."""
 
 from __future__ import annotations
 
@@ -97,6 +97,14 @@ def test_none_filters_exclude_flagged_rows_and_tenant_user_date_filters(admin_cl
     year = rows["plain"].created_at.year
     assert _listed(admin_client, created_at__year=year) == everything
     assert _listed(admin_client, created_at__year=year - 1) == set()
+
+
+def test_the_redactions_filter(admin_client, tenant):
+    make_audit(tenant, "req-redacted", flags={"redactions_applied": True})
+    make_audit(tenant, "req-open", flags={"redactions_applied": False})
+    make_audit(tenant, "req-bare")
+    assert _listed(admin_client, redactions="applied") == {"req-redacted"}
+    assert _listed(admin_client, redactions="none") == {"req-open", "req-bare"}
 
 
 def test_the_list_shows_the_caller_and_raised_flags(admin_client, rows):
