@@ -1,6 +1,7 @@
 """The staff UI in a real browser: log in, create a case, upload a PDF, wait until it is ready, ask
 a question, open a citation and land on the cited page, with the passage marked. Two files at once,
-one of them unreadable: the good one ends ready and the bad one's error stays on the page."""
+one of them unreadable: the good one ends ready and the bad one's error stays on the page. A
+follow-up question asks again; a question run in the background is answered after polling."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import re
 import pytest
 
 from rag import services as rag_services
+from rag.ingest import service as ingest
 from tenants.models import Role
 from tests.factories import MembershipFactory
 from tests.rag.conftest import FIXTURES, fixture_bytes
@@ -111,3 +113,48 @@ def test_a_bad_file_beside_a_good_one_keeps_its_error_on_the_page(
     page.wait_for_selector("#documents tbody tr[data-document-id]")
     assert page.locator("#documents tbody tr[data-document-id]").count() == 1
     assert page.locator("#documents .status-ready").count() == 1
+
+
+# The answer box shows a new answer: visible, with a request line other than `previous`'s.
+NEW_ANSWER = """previous => {
+  const box = document.getElementById("answer");
+  const line = [...box.querySelectorAll("p.muted.small")].pop();
+  return !box.hidden && line && line.textContent.startsWith("Request ") && line.textContent !== previous;
+}"""
+
+
+def _request_line(page) -> str:
+    return page.locator("#answer p.muted.small").last.inner_text()
+
+
+def test_a_follow_up_asks_again_and_a_background_question_is_polled(
+    page, live_server, tenant, staff_user, _media_in_tmp
+):
+    case = rag_services.case_create(tenant=tenant, name="Acme v. Globex")
+    ingest.document_upload(
+        tenant=tenant, case=case, filename="contract.pdf", content=fixture_bytes("contract.pdf")
+    )
+    calls = []
+    page.on("request", lambda request: calls.append((request.method, request.url)))
+    log_in(page, live_server, staff_user)
+    page.goto(f"{live_server.url}/ask/")
+    page.fill("#question", "When may the agreement be terminated?")
+    page.click("#ask-button")
+    page.wait_for_function(NEW_ANSWER, arg="")
+
+    follow_up = page.locator("#answer .follow-ups button").first
+    question, first = follow_up.inner_text(), _request_line(page)
+    follow_up.click()
+    page.wait_for_function(NEW_ANSWER, arg=first)
+    assert page.locator("#question").input_value() == question
+    asked = [url for method, url in calls if method == "POST" and url.endswith("/api/v1/rag/query")]
+    assert len(asked) == 2
+
+    page.click("details.options summary")
+    page.check("#background")
+    page.fill("#question", "Who may terminate the agreement for convenience?")
+    second = _request_line(page)
+    page.click("#ask-button")
+    page.wait_for_function(NEW_ANSWER, arg=second)
+    assert page.locator("#answer .citations li").count() >= 1
+    assert any(method == "GET" and "/api/v1/rag/jobs/" in url for method, url in calls), calls
