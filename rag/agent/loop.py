@@ -19,6 +19,7 @@ from .tools import AgentTools, Evidence
 
 # Evidence scoring under this share of the best passage's rank score is irrelevant to the plan.
 RELATIVE_EVIDENCE_SCORE = 0.5
+RRF_K = 60  # reciprocal rank fusion's usual constant
 
 
 @dataclass
@@ -102,15 +103,25 @@ def run_agent(
 
 
 def prune(evidence: list[Evidence], *, limit: int) -> list[Evidence]:
-    """The evidence worth keeping, best first: each chunk once (its best-scored copy), nothing
-    under RELATIVE_EVIDENCE_SCORE of the best, at most `limit` passages."""
-    best: dict[int, Evidence] = {}
+    """The evidence worth keeping, best first, at most `limit` passages.
+
+    Each tool call's results are scored on that tool's own scale (keyword coverage, cosine), so
+    they are merged by reciprocal rank fusion: a passage scores 1/(RRF_K + its rank) in every call
+    that returned it. Within a call, results under RELATIVE_EVIDENCE_SCORE of that call's best are
+    irrelevant to the plan and dropped; a chunk returned twice is kept once."""
+    by_step: dict[int, list[Evidence]] = {}
     for item in evidence:
-        kept = best.get(item.passage.chunk_id)
-        if kept is None or item.passage.rank_score > kept.passage.rank_score:
-            best[item.passage.chunk_id] = item
-    ordered = sorted(best.values(), key=lambda item: -item.passage.rank_score)
-    if not ordered:
-        return []
-    floor = RELATIVE_EVIDENCE_SCORE * ordered[0].passage.rank_score
-    return [item for item in ordered if item.passage.rank_score >= floor][:limit]
+        by_step.setdefault(item.step, []).append(item)
+    fused: dict[int, float] = {}
+    kept: dict[int, Evidence] = {}
+    for items in by_step.values():
+        items = sorted(items, key=lambda item: -item.passage.rank_score)
+        floor = RELATIVE_EVIDENCE_SCORE * items[0].passage.rank_score
+        for rank, item in enumerate(items, start=1):
+            if item.passage.rank_score < floor:
+                break
+            chunk = item.passage.chunk_id
+            fused[chunk] = fused.get(chunk, 0.0) + 1.0 / (RRF_K + rank)
+            kept.setdefault(chunk, item)
+    ordered = sorted(kept, key=lambda chunk: -fused[chunk])
+    return [kept[chunk] for chunk in ordered[:limit]]
