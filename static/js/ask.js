@@ -37,6 +37,7 @@
     if (docTypes.length) filters.doc_types = docTypes;
     if (Object.keys(filters).length) body.filters = filters;
     if (data.get("background")) body.mode = "async";
+    if (data.get("agentic")) body.mode = "agentic"; // answered in the page, with the agent's steps
     return body;
   }
 
@@ -123,12 +124,39 @@
       answerBox.append(el("h3", { text: "Follow-up questions" }), list);
     }
 
+    if (result.agent) answerBox.append(agentTrace(result.agent));
+
     const timing = (result.provenance && result.provenance.timing) || {};
     const rows = el("tbody");
     for (const [stage, ms] of Object.entries(timing.stages || {})) rows.append(el("tr", {}, el("td", { text: stage }), el("td", { text: `${Number(ms).toFixed(1)} ms` })));
     rows.append(el("tr", { class: "total" }, el("td", { text: "total" }), el("td", { text: `${Number(timing.total_ms || 0).toFixed(1)} ms` })));
     answerBox.append(el("details", { class: "timing" }, el("summary", { text: "Timing by stage" }), el("table", { class: "list compact" }, rows)));
     answerBox.append(el("p", { class: "muted small", text: `Request ${result.request_id || ""}` }));
+  }
+
+  // Agentic mode's trace: the decomposition and plan, then each review with its tool call, the
+  // call's arguments and what it found.
+  function agentTrace(agent) {
+    const d = agent.decomposition || {};
+    const plan = agent.plan || {};
+    const constraints = (d.constraints || []).map((c) => `${c.field} ${c.operator} ${JSON.stringify(c.value)}`).join("; ") || "none";
+    const steps = el("ol", { class: "agent-steps" });
+    for (const step of agent.steps || []) {
+      const review = step.review || {};
+      const item = el("li", {}, el("span", { class: `badge ${review.status === "clarify" ? "warn" : "info"}`, text: review.status }), ` ${review.reason || ""}`);
+      const call = review.next_tool_call;
+      if (call) item.append(el("pre", { class: "tool-call", text: `${call.tool}(${JSON.stringify(call.args)})` }));
+      const found = step.result;
+      if (found) {
+        const summary = found.error ? `error: ${found.error}` : `${found.results} passage(s) from ${found.documents_matched} matching document(s)${found.note ? ` (${found.note})` : ""}`;
+        item.append(el("p", { class: "muted small", text: `→ ${summary}` }));
+      }
+      steps.append(item);
+    }
+    return el("details", { class: "agent-trace" },
+      el("summary", { text: `Agent's steps: ${agent.tool_calls} tool call(s), stopped: ${agent.stopped}` }),
+      el("p", { class: "muted small", text: `Intent ${d.intent}; constraints: ${constraints}; strategy ${plan.strategy}; buckets ${(plan.target_buckets || []).join(", ")}` }),
+      steps);
   }
 
   function showError(result) {

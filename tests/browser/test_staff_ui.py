@@ -158,3 +158,13 @@ def test_a_follow_up_asks_again_and_a_background_question_is_polled(
     page.wait_for_function(NEW_ANSWER, arg=second)
     assert page.locator("#answer .citations li").count() >= 1
     assert any(method == "GET" and "/api/v1/rag/jobs/" in url for method, url in calls), calls
+
+    # Agentic search shows the agent's steps: each review, its tool call and what it found.
+    page.uncheck("#background")
+    page.check("#agentic")
+    third = _request_line(page)
+    page.click("#ask-button")
+    page.wait_for_function(NEW_ANSWER, arg=third)
+    page.click("details.agent-trace summary")
+    steps = page.locator("#answer .agent-steps li").all_inner_texts()
+    assert any("search_semantic(" in step and "passage(s)" in step for step in steps), steps
