@@ -17,7 +17,6 @@ from ragsite.exceptions import InvalidQuery
 MAX_VALUES = 500  # per list filter; a bound on the size of the SQL a request can make
 MAX_METADATA_KEY_LENGTH = 100
 _INTEGER = re.compile(r"-?[0-9]{1,18}")
-_ID = re.compile(r"[0-9]{1,18}")
 MAX_ID = 2**63 - 1  # bigint
 _SCALARS = (str, int, float, bool)
 
@@ -184,34 +183,27 @@ def _strings(value, name: str, errors: dict, *, choices=None) -> tuple[str, ...]
 
 
 def _ids(value, name: str, errors: dict) -> tuple[int, ...]:
-    items = _listed(value, name, errors)
-    if items is None:
-        return ()
-    ids = []
-    for item in items:
-        if isinstance(item, str) and _ID.fullmatch(item.strip()):
-            item = int(item)
-        if isinstance(item, int) and not isinstance(item, bool) and 0 < item <= MAX_ID:
-            ids.append(item)
-        else:
-            errors[name] = "Must be a list of positive integer ids."
-            return ()
-    return tuple(dict.fromkeys(ids))
+    return _integers(value, name, errors, 1, MAX_ID, "Must be a list of positive integer ids.")
 
 
 def _years(value, errors: dict) -> tuple[int, ...]:
-    items = _listed(value, "years", errors)
+    return _integers(value, "years", errors, 1000, 9999, "Must be a list of four-digit years.")
+
+
+def _integers(value, name: str, errors: dict, low: int, high: int, message: str) -> tuple[int, ...]:
+    """A list of integers in low..high (integer strings accepted), without repeats."""
+    items = _listed(value, name, errors)
     if items is None:
         return ()
-    years = []
+    numbers = []
     for item in items:
         if isinstance(item, str) and _INTEGER.fullmatch(item.strip()):
             item = int(item)
-        if isinstance(item, bool) or not isinstance(item, int) or not 1000 <= item <= 9999:
-            errors["years"] = "Must be a list of four-digit years."
+        if isinstance(item, bool) or not isinstance(item, int) or not low <= item <= high:
+            errors[name] = message
             return ()
-        years.append(item)
-    return tuple(dict.fromkeys(years))
+        numbers.append(item)
+    return tuple(dict.fromkeys(numbers))
 
 
 def _metadata(value, errors: dict) -> dict:

@@ -155,3 +155,11 @@ def test_each_filter_field_restricts_every_search(tenant, library, search):
     assert found(metadata={"parties": "Acme", "year": 2023}) == {"acme_list"}
     assert found(metadata={"parties__0": "Acme"}) == set()  # keys are keys, never lookup paths
     assert found(doc_types=("memo",), jurisdictions=("Colorado",)) == set()
+
+
+def test_years_are_four_digit_integers_or_integer_strings():
+    assert SearchFilters.from_request({"years": ["2023", 2024, 2023]}).years == (2023, 2024)
+    for bad in ([99], [True], ["twenty"], 2023.5):
+        with pytest.raises(InvalidQuery) as refused:
+            SearchFilters.from_request({"years": bad})
+        assert "years" in refused.value.details
