@@ -63,12 +63,16 @@ class Planner(Protocol):
 
 
 def get_planner(*, tenant: Tenant, index_version: int, name: str | None = None) -> Planner:
-    """The planner `RAG_AGENT_PLANNER` names (default "rule")."""
+    """The planner `RAG_AGENT_PLANNER` names: "rule" (the default) or "llm" (Claude)."""
     name = (name or settings.RAG_AGENT_PLANNER or "").strip().lower()
     if name == "rule":
         return RulePlanner(tenant=tenant, index_version=index_version)
+    if name == "llm":
+        from .llm_planner import LLMPlanner  # imports this module
+
+        return LLMPlanner(tenant=tenant, index_version=index_version)
     raise ConfigurationError(
-        f"Unknown RAG_AGENT_PLANNER {name!r}.", details={"RAG_AGENT_PLANNER": "One of: rule."}
+        f"Unknown RAG_AGENT_PLANNER {name!r}.", details={"RAG_AGENT_PLANNER": "One of: rule, llm."}
     )
 
 
