@@ -319,3 +319,18 @@ def test_the_agentic_pipeline_plans_with_claude(tenant, corpus, contracts, claud
     assert [e["doc_id"] for e in agent["evidence"]] == [doc_id_of(contracts[2023].pk)]
     assert result["answer"] and f"[doc_{contracts[2023].pk}]" in result["answer"]
     assert result["clarification"] is None
+
+
+def test_without_claudes_filter_the_same_search_finds_the_2022_contract_too(tenant, contracts, claude):
+    """The control for the filter test above: the year filter is what leaves only 2023."""
+    unfiltered = reply(tool_use("search_text", {"bucket": "contract", "query": "terminate notice"}))
+    claude.script += [DECOMPOSITION, PLAN, unfiltered, ENOUGH]
+    run = run_agent(
+        question=QUESTION,
+        tools=AgentTools(tenant=tenant),
+        planner=planner(tenant),
+        max_tool_calls=4,
+        time_budget=30,
+        evidence_limit=10,
+    )
+    assert {item.doc_id for item in run.evidence} == {doc_id_of(contracts[y].pk) for y in (2022, 2023)}
