@@ -108,6 +108,18 @@ class DocumentAdmin(admin.ModelAdmin):
             return self.readonly_fields
         return [*self.readonly_fields, "tenant", "case", *self.CHUNK_COPIED_FIELDS]
 
+    # Cached answers cite the title, and search filters and routing read the metadata: an edit of
+    # either makes them stale, so it bumps the tenant's index version (the answer cache's key).
+    ANSWER_CHANGING_FIELDS = ("metadata", "title")
+
+    def save_model(self, request, obj, form, change):
+        fields = self.ANSWER_CHANGING_FIELDS
+        before = Document.objects.filter(pk=obj.pk).values(*fields).first() if change else None
+        super().save_model(request, obj, form, change)
+        # Compared with the stored row: the form's changed_data flags an unchanged JSON field.
+        if before is not None and any(before[name] != getattr(obj, name) for name in fields):
+            service.bump_index_version(tenant=obj.tenant)
+
     # Deletes go through the service, as the REST API's do: it bumps the tenant's index version (no
     # cached answer keeps citing the document) and deletes the stored file.
     def delete_model(self, request, obj):

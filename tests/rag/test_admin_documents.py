@@ -3,6 +3,8 @@ tenant and case, and is never created here (uploads go through the ingestion ser
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.core.files.storage import default_storage
 from django.urls import reverse
@@ -161,3 +163,22 @@ def test_the_fields_copied_to_the_chunks_are_read_only(admin_client, document):
     assert (document.source_type, document.doc_type, document.jurisdiction, document.document_date) == before
     chunks = Chunk.objects.filter(document=document)
     assert set(chunks.values_list("doc_type", "jurisdiction")) == {(document.doc_type, document.jurisdiction)}
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("title", "Supply agreement (signed)"), ("metadata", '{"year": 2024}')]
+)
+def test_editing_a_title_or_metadata_bumps_the_index_version(admin_client, document, field, value):
+    url = reverse("admin:rag_document_change", args=[document.pk])
+    data = {
+        "title": document.title,
+        "original_filename": document.original_filename,
+        "sensitivity": document.sensitivity,
+        "metadata": json.dumps(document.metadata),
+    }
+    version = selectors.index_version_get(tenant=document.tenant)
+    assert admin_client.post(url, data).status_code == 302  # nothing changed: no bump
+    assert selectors.index_version_get(tenant=document.tenant) == version
+    response = admin_client.post(url, {**data, field: value})
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    assert selectors.index_version_get(tenant=document.tenant) > version
