@@ -23,7 +23,7 @@ import logging
 import anthropic
 from django.conf import settings
 
-from rag.llm.anthropic import AnthropicProvider, _is_message
+from rag.llm.anthropic import AnthropicProvider, is_message
 from tenants.models import Tenant
 
 from .planner import AgentState, filters_from
@@ -281,21 +281,21 @@ class LLMPlanner:
                 max_tokens=MAX_TOKENS,
             )
         except (anthropic.AnthropicError, json.JSONDecodeError) as exc:
-            error = self.provider._translate(exc)
+            error = self.provider.translate_error(exc)
             logger.warning(
                 "anthropic planner call failed: %s", type(exc).__name__, extra={"details": error.details}
             )
             raise error from exc
-        if not _is_message(reply):
+        if not is_message(reply):
             logger.warning("anthropic planner reply is not a message: %.200r", reply)
-            raise self.provider._translate(None)
+            raise self.provider.translate_error(None)
         return reply
 
     def _forced_input(self, reply, tool: str) -> dict:
         use = _tool_use(reply)
         if use is None or use[0] != tool:
             logger.warning("anthropic planner reply has no %s call", tool)
-            error = self.provider._translate(None)
+            error = self.provider.translate_error(None)
             error.details["expected_tool"] = tool
             raise error
         return use[1]

@@ -48,7 +48,7 @@ def estimate_cost(model: str, input_tokens: int, output_tokens: int) -> float | 
     return (input_tokens * input_price + output_tokens * output_price) / 1_000_000
 
 
-def _is_message(reply: object) -> bool:
+def is_message(reply: object) -> bool:
     """Whether the SDK's reply really is a message: without strict validation it turns any 200 body
     (an HTML page from a proxy, `{}`) into an empty object instead of failing."""
     return getattr(reply, "type", None) == "message" and isinstance(getattr(reply, "content", None), list)
@@ -90,14 +90,14 @@ class AnthropicProvider:
                 max_tokens=request.max_tokens,
             )
         except (anthropic.AnthropicError, json.JSONDecodeError) as exc:
-            error = self._translate(exc)
+            error = self.translate_error(exc)
             logger.warning(
                 "anthropic generation failed: %s", type(exc).__name__, extra={"details": error.details}
             )
             raise error from exc
-        if not _is_message(message):
+        if not is_message(message):
             logger.warning("anthropic reply is not a message: %.200r", message)
-            raise self._translate(None)
+            raise self.translate_error(None)
         latency_ms = (time.perf_counter() - started) * 1000
 
         model = getattr(message, "model", None) or self.model
@@ -124,7 +124,7 @@ class AnthropicProvider:
             metadata=metadata,
         )
 
-    def _translate(self, exc: Exception | None) -> ApplicationError:
+    def translate_error(self, exc: Exception | None) -> ApplicationError:
         """The application error for an SDK failure (the SDK has already retried what it retries);
         `exc` is None (or not the SDK's) for a reply that is not a message."""
         details: dict = {"provider": self.name, "model": self.model}
