@@ -116,13 +116,34 @@ _AI_WORDS = (
     r"|in\s+(?:developer|god|dan)\s+mode|without\s+(?:any\s+)?(?:restrictions|limits|rules|filters))"
 )
 _REVEAL = (
-    r"\b(?:reveal|print|show|repeat|display|output|echo|tell\s+me|give\s+me|share|leak|dump|disclose"
+    r"\b(?:reveal|print|show|repeat|display|output|echo|tell\s+me|give\s+me|share|leak|dump|disclose|read(?=\s+(?:me|us|out)\b)(?:\s+out)?"
     r"|expose|list|write\s+out|spell\s+out|recite|what\s+(?:is|are|were|was))\s+(?:me\s+|us\s+)?(?:all\s+)?(?:of\s+)?"
 )
 _ROLE_TOKENS = (
     r"<\|\s*[\w-]{2,30}\s*\|>|\[\s*/?\s*INST\s*\]|<<\s*/?\s*SYS\s*>>|<\s*/?\s*(?:system|assistant)\s*>"
     r"|<(?:start|end)_of_turn>|\[\s*/?\s*(?:system|assistant)\s*\]"
     r"|^\s*#{2,}\s*(?:instruction|system|response|input)s?\s*(?::|$)"
+)
+
+
+# "Ignore (all) (the) previous instructions" in French, Spanish, Italian, Portuguese, German, Dutch,
+# Russian, Chinese and Japanese. The imperative verb plus an "earlier/above" qualifier plus an
+# instructions word: legal text in these languages says "conformément aux instructions précédentes",
+# never "ignorez" them.
+_FOREIGN_IGNORE = (
+    r"\bignor(?:e|ez|es|a|á|iere|ieren|ier)\b\s+(?:(?:toutes|todas|tutte|alle|all)\s+)?"
+    r"(?:(?:les|tes|vos|las|tus|sus|le|gli|as|os|die|deine|ihre|den)\s+)?(?:\w+\s+)?"
+    r"(?:instructions?|consignes|directives|instrucciones|indicaciones|istruzioni|instru[cç][õo]es"
+    r"|anweisungen|instruktionen|vorgaben)\s+(?:pr[ée]c[ée]dentes|ant[ée]rieures|ci-dessus|initiales"
+    r"|anteriores|previas|pr[ée]vias|precedenti|previe|sopra)",
+    r"\bignorier\w*\s+(?:alle\s+)?(?:\w+\s+)?(?:vorherigen|bisherigen|obigen|vorigen|fr[üu]heren|urspr[üu]nglichen)\s+"
+    r"(?:anweisungen|instruktionen|befehle|regeln|vorgaben)",
+    r"\bnegeer\s+(?:alle\s+)?(?:de\s+|je\s+)?(?:vorige|eerdere|voorgaande|bovenstaande|oorspronkelijke)\s+"
+    r"(?:instructies|opdrachten|regels)",
+    r"\b(?:игнорир|проигнорир|не\s+обращай\s+внимани)\w*\s+(?:на\s+)?(?:все\s+)?"
+    r"(?:предыдущ|прошл|прежн|предшествующ|вышеуказанн|свои|твои)\w*\s+(?:инструкц|указан|правил|команд)",
+    r"(?:忽略|无视|忽视|無視)(?:之前|以上|上面|先前|前面|以前)?(?:的)?(?:所有|全部|一切)?(?:的)?(?:指令|指示|说明|規則|规则|提示)",
+    r"(?:以前|前|上記|これまで|先)の(?:すべての|全ての)?(?:指示|命令|ルール)(?:を)?(?:すべて|全て)?無視",
 )
 
 
@@ -145,6 +166,8 @@ _INSTRUCTION_PATTERNS: dict[str, re.Pattern] = {
         r"(?=\s*(?:[.,;:!]|and\b|then\b|$))",
         # ignore (all of) the above.
         rf"{_VERB}{_S}(?:(?:all|everything){_S})?(?:(?:of|that\s+is){_S})?(?:the{_S})?above(?:\s*[.,;:!]|\s+and\b|\s*$)",
+        # The same in other languages: an imperative "ignore" + (all) (the) previous instructions/rules.
+        *_FOREIGN_IGNORE,
     ),
     "forget_instructions": _c(
         rf"\bforget{_S}(?:about{_S})?(?:(?:all|everything){_S})?(?:of{_S})?(?:your|you'?re){_S}(?:\w+{_S})?"
@@ -152,6 +175,12 @@ _INSTRUCTION_PATTERNS: dict[str, re.Pattern] = {
         rf"\bforget{_S}(?:about{_S})?(?:(?:all|the|these|those|previous|prior){_S}){{1,2}}(?:\w+{_S})?{_OBJ_PROMPT}",
         rf"\bforget{_S}(?:all|everything){_S}(?:(?:you(?:'ve|\s+have)?|that\s+you)\s+(?:were|was|been|know)"
         rf"|above|before|so\s+far|previous|prior|earlier)",
+        # German, Russian, French, Spanish/Italian/Portuguese: "forget your instructions"
+        r"\bvergiss\w*\s+(?:alle\s+)?(?:deine|ihre|die)\s+(?:\w+\s+)?(?:anweisungen|instruktionen|regeln|vorgaben)",
+        r"\bзабудь\w*\s+(?:все\s+)?(?:свои|твои|ваши|предыдущие)\s+(?:\w+\s+)?(?:инструкц|указан|правил)",  # noqa: RUF001  (Cyrillic words, curly apostrophe)
+        r"\boubli(?:e|ez)\s+(?:toutes\s+)?(?:tes|vos|les)\s+(?:\w+\s+)?(?:instructions|consignes|directives|r[èe]gles)",
+        r"\b(?:olvida|dimentica|esque[cç]a)\w*\s+(?:todas\s+|tutte\s+)?(?:tus|sus|le\s+tue|as\s+suas|suas|las|le|as)\s+"
+        r"(?:\w+\s+)?(?:instrucciones|istruzioni|instru[cç][õo]es|reglas|regole|regras)",
     ),
     "new_instructions": _c(
         r"(?:^|[.!?;]\s+|`+\s*)(?:(?:here\s+(?:are|is)\s+)?(?:your|the|my)\s+)?(?:new|updated|revised|real|actual|true"
@@ -185,6 +214,10 @@ _INSTRUCTION_PATTERNS: dict[str, re.Pattern] = {
         r"\bwhat\s+(?:were|have)\s+you\s+(?:been\s+)?(?:told|instructed|programmed)\b",
         r"\b(?:repeat|print|output|reveal|show|copy)\s+(?:back\s+)?(?:all\s+|everything\s+|verbatim\s+"
         r"|the\s+(?:text|words|content|messages?)\s+)+(?:above|before\s+this|preceding)\b",
+        # "system prompt" in other languages: no legal question asks for the assistant's prompt.
+        r"\bprompt\s+(?:du\s+|de\s+|do\s+|del\s+|di\s+)?(?:sistema|syst[èe]me)\b|\b(?:invite|message)\s+(?:du\s+)?syst[èe]me\b"
+        r"|\bsystem-?prompt\w*|\bsysteemprompt\w*|\bsystemanweisung\w*"
+        r"|\bсистемн\w*\s+(?:промпт|подсказк|инструкц)\w*|系统提示|系統提示|システムプロンプト",  # noqa: RUF001  (Cyrillic words, curly apostrophe)
     ),
     "role_tokens": _c(_ROLE_TOKENS),
 }
@@ -220,6 +253,22 @@ _QUERY_PATTERNS: dict[str, re.Pattern] = {
         r"\bon(?:error|load|click|dblclick|mouse(?:over|out|down|up|enter|leave)|focus|blur|submit|change"
         r"|input|key(?:down|up|press)|toggle|begin|animation(?:start|end)|pointer(?:over|down)|wheel|scroll)"
         r"\s*=",
+    ),
+    # Asking for data of other tenants of the platform. Tenants are law firms here, and "tenant"
+    # alone is a lessee in legal English, so "tenant" counts only with platform words (tenant_id,
+    # tenant filter, "every tenant on this platform"); "firm" with "other/every/all".
+    "cross_tenant_probe": _c(
+        rf"{_REVEAL}(?:the\s+)?(?:other|another|every|all(?:\s+the)?|each|different)\s+(?:law\s+)?"
+        r"(?:firm|workspace|organi[sz]ation)s?(?:'s|'|’s|’)?\s+(?:\w+\s+)?"  # noqa: RUF001  (Cyrillic words, curly apostrophe)
+        r"(?:documents|files|data|uploads|cases|matters|records|contracts)\b",
+        r"\b(?:documents|files|data|uploads|cases|matters|records|contracts)\s+(?:of|from|belonging\s+to|uploaded\s+by"
+        r"|owned\s+by)\s+(?:every|all|other|another|each|different)\s+(?:the\s+)?(?:tenants?|firms?|workspaces?"
+        r"|organi[sz]ations?|accounts?)\s+(?:on|in|across|of)\s+(?:this|the)\s+(?:platform|system|site|service"
+        r"|database|server|instance|app)\b",
+        rf"(?:{_VERB}|\b(?:switch|change|set|use|remove|disable|turn\s+off)){_S}(?:to{_S})?(?:the{_S}|another{_S}"
+        r"|a\s+different\s+)?tenant[\s_-]*(?:id|filter|isolation|boundary|scope|scoping|check)s?\b",
+        r"\b(?:montre|affiche|donne|liste|r[ée]v[èe]le)\w*(?:-moi)?\s+(?:moi\s+)?(?:les\s+)?(?:documents|dossiers|fichiers)"
+        r"\s+(?:des|de\s+tous\s+les|d'autres)\s+(?:autres\s+)?cabinets\b",
     ),
 }
 
