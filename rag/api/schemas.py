@@ -153,6 +153,29 @@ class ProvenanceSerializer(serializers.Serializer):
     timing = TimingSerializer()
 
 
+class ReasoningStepSerializer(serializers.Serializer):
+    step_number = serializers.IntegerField()
+    question = serializers.CharField(help_text="The sub-question.")
+    intermediate_answer = serializers.CharField(allow_null=True, help_text="null: not found in its sources.")
+    citations = serializers.ListField(child=serializers.CharField(), help_text="Verified citation ids.")
+    sources = serializers.ListField(child=serializers.CharField(), help_text="Its passages' citation ids.")
+    confidence_score = serializers.FloatField()
+    execution_time_ms = serializers.FloatField()
+
+
+class ReasoningSerializer(serializers.Serializer):
+    """Chain of thought (cot_enabled, for compare and multi-part questions)."""
+
+    strategy = serializers.ChoiceField(["compare", "multi_part"])
+    sub_questions = serializers.ListField(child=serializers.CharField())
+    skipped_sub_questions = serializers.ListField(
+        child=serializers.CharField(), help_text="Sub-questions beyond max_reasoning_depth."
+    )
+    steps_answered = serializers.IntegerField()
+    total_confidence = serializers.FloatField(help_text="The least sure answered step's confidence.")
+    steps = ReasoningStepSerializer(many=True, required=False, help_text="Only with show_cot_steps.")
+
+
 class QueryResultSerializer(serializers.Serializer):
     """The orchestration spec's response, plus the fields needed to open each cited passage."""
 
@@ -166,6 +189,11 @@ class QueryResultSerializer(serializers.Serializer):
     provenance = ProvenanceSerializer()
     request_id = serializers.CharField()
     timestamp = serializers.DateTimeField()
+    reasoning = ReasoningSerializer(required=False, help_text="Present when chain of thought was used.")
+    agent = serializers.DictField(required=False, help_text="Agentic mode: the trace of the loop.")
+    clarification = serializers.DictField(
+        required=False, allow_null=True, help_text="Agentic mode: what the agent needs to know, if anything."
+    )
 
 
 class QueryRecordSerializer(serializers.Serializer):

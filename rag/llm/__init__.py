@@ -1,5 +1,5 @@
 """Model providers: the offline extractive default, Claude (anthropic) and Ollama."""
 
-from .base import Generation, GenerationRequest, LLMProvider, Source, get_provider
+from .base import Finding, Generation, GenerationRequest, LLMProvider, Source, get_provider
 
-__all__ = ["Generation", "GenerationRequest", "LLMProvider", "Source", "get_provider"]
+__all__ = ["Finding", "Generation", "GenerationRequest", "LLMProvider", "Source", "get_provider"]

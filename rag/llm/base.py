@@ -30,6 +30,16 @@ class Source:
 
 
 @dataclass(frozen=True)
+class Finding:
+    """A sub-question answered in a reasoning step (rag.pipeline.reasoning), for the synthesis."""
+
+    question: str
+    answer: str | None  # None: not found in the step's sources
+    citations: tuple[tuple[str, str], ...] = ()  # (citation token, quoted snippet), verified
+    confidence: float = 0.0
+
+
+@dataclass(frozen=True)
 class GenerationRequest:
     """A prompt to complete. `system` and `prompt` are what a remote model reads; `question` and
     `sources` are the same content, structured, for providers that work on it directly."""
@@ -41,6 +51,9 @@ class GenerationRequest:
     temperature: float = 0.1
     max_tokens: int = 1024
     follow_up_count: int = 2
+    # Chain of thought: the answered sub-questions the reply brings together. The prompt carries
+    # them for a remote model; the extractive provider composes them itself.
+    findings: tuple[Finding, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,11 @@ weighing more, scaled by its passage's retrieval relevance. The best sentence is
 MAX_QUOTES - 1 more that score at least RELATIVE_SCORE of it, at most one per passage and never the
 same sentence of a document twice (chunks overlap). When no
 sentence shares a term with the question, the answer is "I don't know." with confidence 0.
+
+With chain of thought (`request.findings`), the reply brings the answered sub-questions together
+in order, each under its sub-question, keeping their verified quotes and citations; its
+confidence is the weakest part's. It cannot weigh the parts against each other: that is left to
+the reader, and to a real model when one is configured.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from typing import ClassVar
 from rag.ingest.chunking import token_estimate
 from rag.retrieval import legal_terms, snippets
 
-from .base import Generation, GenerationRequest, Source
+from .base import Finding, Generation, GenerationRequest, Source
 
 MODEL = "extractive-v1"
 MAX_QUOTES = 3
@@ -59,7 +64,10 @@ class ExtractiveProvider:
     def generate(self, request: GenerationRequest) -> Generation:
         """Quote the best sentences of `request.sources` for `request.question` (see module doc)."""
         started = time.perf_counter()
-        reply = answer(request.question, request.sources, follow_up_count=request.follow_up_count)
+        if request.findings:
+            reply = synthesis(request.findings, request.sources, follow_up_count=request.follow_up_count)
+        else:
+            reply = answer(request.question, request.sources, follow_up_count=request.follow_up_count)
         text = json.dumps(reply, ensure_ascii=False)
         return Generation(
             text=text,
@@ -99,6 +107,30 @@ def answer(question: str, sources: tuple[Source, ...] | list[Source], *, follow_
         ],
         "follow_ups": follow_ups(question, quotes, follow_up_count),
         "confidence": _confidence(scored[0][1], weights),
+        "disclaimer": DISCLAIMER,
+    }
+
+
+def synthesis(findings: tuple[Finding, ...], sources, *, follow_up_count: int = 2) -> dict:
+    """The reply that brings the answered sub-questions together (see the module docstring)."""
+    answered = [finding for finding in findings if finding.answer is not None]
+    if not answered:
+        return {"answer": I_DONT_KNOW, "citations": [], "follow_ups": [], "confidence": 0.0, "disclaimer": ""}
+    by_id = {source.citation_id: source for source in sources}
+    parts, citations, quotes = [], [], []
+    for number, finding in enumerate(findings, start=1):
+        parts.append(f"({number}) {finding.question} {finding.answer or 'Not found in the sources.'}")
+        for token, snippet in finding.citations:
+            source = by_id.get(token)
+            if source is None:
+                continue
+            citations.append({"id": token, "doc_id": str(source.document_id), "snippet": snippet})
+            quotes.append(_Sentence(source, snippet, frozenset(), len(quotes)))
+    return {
+        "answer": " ".join(parts),
+        "citations": citations,
+        "follow_ups": follow_ups(" ".join(f.question for f in findings), quotes, follow_up_count),
+        "confidence": min(finding.confidence for finding in answered),
         "disclaimer": DISCLAIMER,
     }
 

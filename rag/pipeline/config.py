@@ -102,8 +102,9 @@ class QueryConfig:
         return min(self.max_chunks or self.top_k, settings.RAG_MAX_SNIPPETS)
 
     def cache_fields(self) -> dict:
-        """The options that change an answer (not dry_run, use_cache or conversation_id)."""
-        skipped = {"dry_run", "use_cache", "conversation_id", "show_cot_steps", "filters"}
+        """The options that change a result (not dry_run, use_cache or conversation_id;
+        show_cot_steps does: the steps are in the result or not)."""
+        skipped = {"dry_run", "use_cache", "conversation_id", "filters"}
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in skipped}
         data["filters"] = _filters_key(self.filters)
         return data

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from .context_builder import BuiltContext
     from .postprocess import ProcessedAnswer
+    from .reasoning import Reasoning
     from .sanitize import SanitizedInput
     from .verify import Verification
 
@@ -60,6 +61,7 @@ class QueryContext:
     retrieval: RetrievalResult | None = None
 
     agent: AgentRun | None = None  # agentic mode: the loop's trace and evidence
+    reasoning: Reasoning | None = None  # chain of thought: the sub-questions and their answers
 
     # Prompt
     context: BuiltContext | None = None

@@ -58,6 +58,12 @@ class ContextEntry:
     tokens: int
     truncated: bool
     injection_patterns: tuple[str, ...]
+    block: str = ""  # the fenced source block as the context text has it
+
+
+def context_text(entries) -> str:
+    """The context text of some of a context's entries, labelled as in the whole context."""
+    return SEPARATOR.join(entry.block for entry in entries)
 
 
 @dataclass(frozen=True)
@@ -135,7 +141,7 @@ def build_context(passages: Sequence[Passage], *, citation_style: str, token_bud
             text=passage.text if not truncated else body.removesuffix(ELLIPSIS),
             similarity_score=passage.similarity_score,
         )
-        entries.append(ContextEntry(source, passage, overhead + body_tokens, truncated, patterns))
+        entries.append(ContextEntry(source, passage, overhead + body_tokens, truncated, patterns, block))
     return BuiltContext(
         text=SEPARATOR.join(blocks),
         entries=tuple(entries),

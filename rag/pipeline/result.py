@@ -60,6 +60,8 @@ def answer_result(ctx: QueryContext) -> dict:
     if ctx.agent is not None:  # agentic mode: what the agent decided, searched and kept
         result["clarification"] = clarification.as_dict() if clarification else None
         result["agent"] = ctx.agent.as_dict()
+    if ctx.reasoning is not None:  # chain of thought: the sub-questions (and steps, on request)
+        result["reasoning"] = ctx.reasoning.as_dict(show_steps=ctx.config.show_cot_steps)
     return result
 
 
@@ -78,7 +80,7 @@ def dry_run_result(ctx: QueryContext) -> dict:
         "provenance": provenance(ctx, used=set()),
         "request_id": ctx.request_id,
         "timestamp": timestamp(),
-    }
+    } | ({"reasoning": ctx.reasoning.as_dict(show_steps=False)} if ctx.reasoning else {})
 
 
 def refreshed_cached_result(ctx: QueryContext) -> dict:

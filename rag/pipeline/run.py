@@ -21,13 +21,15 @@ from .stages.enhance import EnhanceQueryStage
 from .stages.finish import AssembleStage, CacheStoreStage, RecordStage
 from .stages.generate import GenerateStage
 from .stages.prompt import BuildContextStage, BuildPromptStage, SelectTemplateStage
+from .stages.reasoning import ReasoningSearchStage, ReasoningStage
 from .stages.retrieve import RankStage, RerankStage, RetrieveStage
 from .stages.sanitize import SanitizeStage
 
 
 def default_executor(*, agentic: bool = False) -> PipelineExecutor:
     """The stages in order (orchestration spec, with the template chosen before the context).
-    `agentic`: rag.agent's loop gathers the evidence instead of one retrieve → rank → rerank."""
+    `agentic`: rag.agent's loop gathers the evidence instead of one retrieve → rank → rerank.
+    The two reasoning stages do nothing unless the question calls for chain of thought."""
     search = [AgentSearchStage()] if agentic else [RetrieveStage(), RankStage(), RerankStage()]
     return PipelineExecutor(
         [
@@ -35,9 +37,11 @@ def default_executor(*, agentic: bool = False) -> PipelineExecutor:
             CacheLookupStage(),
             EnhanceQueryStage(),
             *search,
+            ReasoningSearchStage(),
             SelectTemplateStage(),
             BuildContextStage(),
             BuildPromptStage(),
+            ReasoningStage(),
             GenerateStage(),
             PostProcessStage(),
             VerifyStage(),

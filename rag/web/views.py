@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from rag import selectors, services
 from rag.models import DocType, Sensitivity
+from rag.pipeline.config import MAX_REASONING_DEPTH
 from rag.queries import selectors as query_selectors
 from rag.queries.caller import Caller
 from ragsite.exceptions import ApplicationError, NoActiveTenant, NotFound
@@ -154,6 +155,7 @@ def ask(request):
         strictness_levels=STRICTNESS_LEVELS,
         default_top_k=settings.RAG_DEFAULT_TOP_K,
         max_query_length=settings.RAG_MAX_QUERY_LENGTH,
+        max_reasoning_depth=MAX_REASONING_DEPTH,
         rerun=rerun,
         initial_query=request.GET.get("q", ""),
     )

@@ -38,13 +38,16 @@
     if (Object.keys(filters).length) body.filters = filters;
     if (data.get("background")) body.mode = "async";
     if (data.get("agentic")) body.mode = "agentic"; // answered in the page, with the agent's steps
+    if (data.get("show_cot_steps")) body.show_cot_steps = true;
+    if (data.get("no_cot")) body.cot_enabled = false;
+    if (data.get("max_reasoning_depth")) body.max_reasoning_depth = Number(data.get("max_reasoning_depth"));
     return body;
   }
 
   function fillForm(saved) {
     form.elements.query.value = saved.query || "";
     const options = saved.options || {};
-    for (const name of ["response_style", "template_id", "citation_style", "strictness", "top_k"]) {
+    for (const name of ["response_style", "template_id", "citation_style", "strictness", "top_k", "max_reasoning_depth"]) {
       if (options[name] !== undefined && form.elements[name]) form.elements[name].value = options[name];
     }
     const filters = options.filters || {};
@@ -124,6 +127,7 @@
       answerBox.append(el("h3", { text: "Follow-up questions" }), list);
     }
 
+    if (result.reasoning) answerBox.append(reasoningSteps(result.reasoning, citations));
     if (result.agent) answerBox.append(agentTrace(result.agent));
 
     const timing = (result.provenance && result.provenance.timing) || {};
@@ -132,6 +136,26 @@
     rows.append(el("tr", { class: "total" }, el("td", { text: "total" }), el("td", { text: `${Number(timing.total_ms || 0).toFixed(1)} ms` })));
     answerBox.append(el("details", { class: "timing" }, el("summary", { text: "Timing by stage" }), el("table", { class: "list compact" }, rows)));
     answerBox.append(el("p", { class: "muted small", text: `Request ${result.request_id || ""}` }));
+  }
+
+  // Chain of thought: the sub-questions, and (with show_cot_steps) each one's cited answer.
+  function reasoningSteps(reasoning, citations) {
+    const list = el("ol", { class: "reasoning-steps" });
+    const steps = reasoning.steps || reasoning.sub_questions.map((question) => ({ question }));
+    for (const step of steps) {
+      const item = el("li", {}, el("strong", { text: step.question }));
+      if (step.intermediate_answer) item.append(answerParagraph(step.intermediate_answer, citations));
+      else if ("intermediate_answer" in step) item.append(el("p", { class: "muted", text: "Not found in the sources." }));
+      if (typeof step.confidence_score === "number" && step.intermediate_answer) {
+        item.append(el("span", { class: "muted small", text: `Confidence ${Math.round(step.confidence_score * 100)}%` }));
+      }
+      list.append(item);
+    }
+    const skipped = reasoning.skipped_sub_questions || [];
+    return el("details", { class: "reasoning", open: reasoning.steps ? "" : null },
+      el("summary", { text: `Reasoning (${reasoning.strategy === "compare" ? "comparison" : "several parts"}): ${steps.length} part(s)` }),
+      list,
+      skipped.length ? el("p", { class: "muted small", text: `Not reasoned through separately (over the limit): ${skipped.join(" ")}` }) : null);
   }
 
   // Agentic mode's trace: the decomposition and plan, then each review with its tool call, the

@@ -3,23 +3,34 @@
 from __future__ import annotations
 
 from rag.llm import get_provider
-from rag.llm.base import Generation, GenerationRequest
+from rag.llm.base import Generation, GenerationRequest, Source
 from templates_admin.rendering import RenderedPrompt
 
 from ..context import QueryContext
 
 
-def call_model(ctx: QueryContext, prompt: RenderedPrompt) -> Generation:
-    """One model call for `prompt` over the context's sources, recorded in `ctx.generations`.
+def call_model(
+    ctx: QueryContext,
+    prompt: RenderedPrompt,
+    *,
+    question: str | None = None,
+    sources: tuple[Source, ...] = (),
+) -> Generation:
+    """One model call for `prompt`, recorded in `ctx.generations`: by default the answer to the
+    question over the whole context (with the reasoning steps' findings, if any); a reasoning step
+    passes its sub-`question` and its own `sources`.
     Raises `LLMUnavailable` (503), `GenerationTimeout` (504) or `ConfigurationError` (503)."""
+    step = question is not None
+    reasoning = ctx.reasoning
     request = GenerationRequest(
         system=prompt.system,
         prompt=prompt.user,
-        question=ctx.search_query,
-        sources=ctx.context.sources,
+        question=question if step else ctx.search_query,
+        sources=sources if step else ctx.context.sources,
         temperature=ctx.config.temperature,
         max_tokens=ctx.config.max_new_tokens,
         follow_up_count=prompt.follow_up_count,
+        findings=reasoning.findings() if reasoning and not step else (),
     )
     generation = get_provider().generate(request)
     ctx.generations.append(generation)

@@ -6,12 +6,15 @@ each passage with its citation token, and the token depends on the template's ci
 
 from __future__ import annotations
 
+import dataclasses
+
 from rag.retrieval import service as retrieval
 from templates_admin.rendering import render
 
 from .. import tokens
 from ..context import QueryContext
 from ..context_builder import build_context
+from ..reasoning import reasoning_block
 
 
 class SelectTemplateStage:
@@ -81,7 +84,8 @@ class BuildPromptStage:
 
 
 def build_prompt(ctx: QueryContext, *, strictness: str):
-    return render(
+    """The answer's prompt; once reasoning steps are answered, they follow it for the synthesis."""
+    prompt = render(
         ctx.template,
         context=ctx.context.text,
         question=ctx.search_query,
@@ -89,6 +93,9 @@ def build_prompt(ctx: QueryContext, *, strictness: str):
         strictness=strictness,
         follow_up_count=ctx.follow_up_count,
     )
+    if ctx.reasoning is not None and ctx.reasoning.done:
+        prompt = dataclasses.replace(prompt, user=f"{prompt.user}\n\n{reasoning_block(ctx.reasoning)}")
+    return prompt
 
 
 def prompt_tokens(prompt) -> int:

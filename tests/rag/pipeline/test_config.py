@@ -202,11 +202,11 @@ def test_context_passages_is_max_chunks_else_top_k_capped_by_max_snippets(settin
 
 def test_cache_fields_hold_the_answer_changing_options_only():
     config = QueryConfig.from_options(
-        top_k=3, dry_run=True, use_cache=False, conversation_id="c1", show_cot_steps=True,
+        top_k=3, dry_run=True, use_cache=False, conversation_id="c1",
         filters={"jurisdictions": ["Delaware"], "metadata": {"year": 2023}},
     )  # fmt: skip
     fields = config.cache_fields()
-    assert not {"dry_run", "use_cache", "conversation_id", "show_cot_steps"} & set(fields)
+    assert not {"dry_run", "use_cache", "conversation_id"} & set(fields)
     assert fields["top_k"] == 3
     assert fields["filters"]["jurisdictions"] == ("Delaware",)
     assert fields["filters"]["metadata"] == {"year": 2023}
@@ -221,6 +221,8 @@ def test_cache_fields_hold_the_answer_changing_options_only():
         {"citation_style": "end_list"},
         {"template_id": "x"},
         {"strictness": "strict"},
+        {"show_cot_steps": True},  # the steps are in the result or not
+        {"max_reasoning_depth": 2},
     ):
         assert (
             QueryConfig.from_options(**{"top_k": 3, **change}).cache_fields()
