@@ -15,7 +15,7 @@ export REDIS_URL
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: run test install lint format migrate demo clean-db
+.PHONY: run test install lint format migrate demo clean-db audit
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -50,3 +50,9 @@ format: install
 clean-db: install
 	$(PY) manage.py db stop
 	rm -rf var/pgdata var/pgdata-run
+
+# Known vulnerabilities in the pinned dependencies (and what they pull in), from PyPI's advisory data.
+# Needs the network, so it is not part of `make test` (docs/pip-audit.md). --strict: a package that
+# could not be looked up fails the audit instead of being skipped under "No known vulnerabilities".
+audit: install
+	$(VENV)/bin/pip-audit --strict --progress-spinner off -r requirements-dev.txt
