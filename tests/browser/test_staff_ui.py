@@ -1,7 +1,8 @@
 """The staff UI in a real browser: log in, create a case, upload a PDF, wait until it is ready, ask
 a question, open a citation and land on the cited page, with the passage marked. Two files at once,
 one of them unreadable: the good one ends ready and the bad one's error stays on the page. A
-follow-up question asks again; a question run in the background is answered after polling."""
+follow-up question asks again; a question run in the background is answered after polling; agentic
+search shows its steps, and a question in two parts shows each part's cited answer."""
 
 from __future__ import annotations
 
@@ -168,3 +169,17 @@ def test_a_follow_up_asks_again_and_a_background_question_is_polled(
     page.click("details.agent-trace summary")
     steps = page.locator("#answer .agent-steps li").all_inner_texts()
     assert any("search_semantic(" in step and "passage(s)" in step for step in steps), steps
+
+    # A question in two parts, with the reasoning steps shown: each part with its own cited answer.
+    page.uncheck("#agentic")
+    page.check("#show-cot-steps")
+    page.fill(
+        "#question", "Which law governs the agreement and what are additional terms in the purchase order?"
+    )
+    fourth = _request_line(page)
+    page.click("#ask-button")
+    page.wait_for_function(NEW_ANSWER, arg=fourth)
+    parts = page.locator("#answer .reasoning-steps > li")
+    assert parts.count() == 2
+    assert "Which law governs the agreement?" in parts.nth(0).inner_text()
+    assert "Colorado" in parts.nth(0).inner_text() and parts.nth(0).locator("a.marker").count() >= 1
