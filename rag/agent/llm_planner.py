@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 
 import anthropic
 from django.conf import settings
 
-from rag.llm.anthropic import AnthropicProvider, is_message
+from rag.llm import Generation
+from rag.llm.anthropic import AnthropicProvider, estimate_cost, is_message
 from tenants.models import Tenant
 
 from .planner import AgentState, filters_from
@@ -181,6 +183,7 @@ class LLMPlanner:
         self.model = self.provider.model
         self.decomposition: Decomposition | None = None
         self._buckets: list[str] | None = None
+        self.generations: list[Generation] = []  # one per planning call: tokens and cost are paid
 
     @property
     def buckets(self) -> list[str]:
@@ -271,6 +274,7 @@ class LLMPlanner:
     # --- The API --------------------------------------------------------------------------------
 
     def _create(self, *, system: str, content: str, tools: list[dict], tool_choice: dict):
+        started = time.perf_counter()
         try:
             reply = self.provider._client.messages.create(
                 model=self.model,
@@ -289,6 +293,7 @@ class LLMPlanner:
         if not is_message(reply):
             logger.warning("anthropic planner reply is not a message: %.200r", reply)
             raise self.provider.translate_error(None)
+        self.generations.append(_usage(reply, self.model, (time.perf_counter() - started) * 1000))
         return reply
 
     def _forced_input(self, reply, tool: str) -> dict:
@@ -299,6 +304,24 @@ class LLMPlanner:
             error.details["expected_tool"] = tool
             raise error
         return use[1]
+
+
+def _usage(reply, model: str, latency_ms: float) -> Generation:
+    """A planning call as the pipeline accounts for model calls (tokens, cost, latency)."""
+    model = getattr(reply, "model", None) or model
+    usage = getattr(reply, "usage", None)
+    input_tokens = getattr(usage, "input_tokens", None) or 0
+    output_tokens = getattr(usage, "output_tokens", None) or 0
+    return Generation(
+        text="",
+        provider=AnthropicProvider.name,
+        model=model,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cost_estimate=estimate_cost(model, input_tokens, output_tokens) or 0.0,
+        latency_ms=round(latency_ms, 2),
+        metadata={"purpose": "agent_planner"},
+    )
 
 
 def _tool_use(reply) -> tuple[str, dict] | None:

@@ -39,6 +39,8 @@ class AgentSearchStage:
             time_budget=settings.RAG_AGENT_TIME_BUDGET_SECONDS,
             evidence_limit=min(settings.RAG_AGENT_EVIDENCE_PASSAGES, config.context_passages),
         )
+        # The Claude planner's calls are model calls too: counted, with their tokens and cost.
+        ctx.generations.extend(getattr(planner, "generations", ()))
         ctx.agent = run
         ctx.note(
             self.name,

@@ -13,6 +13,7 @@ from rag.agent.loop import run_agent
 from rag.agent.planner import AgentState, get_planner
 from rag.agent.schema import Constraint, Decomposition, Plan
 from rag.agent.tools import TOOLS, AgentTools, ToolResult, doc_id_of
+from rag.models import AuditLog
 from rag.pipeline.run import run_query
 from ragsite.exceptions import ConfigurationError, GenerationTimeout, LLMUnavailable
 from tests.rag.llm.conftest import Received, Reply, start_server  # noqa: F401
@@ -319,6 +320,12 @@ def test_the_agentic_pipeline_plans_with_claude(tenant, corpus, contracts, claud
     assert [e["doc_id"] for e in agent["evidence"]] == [doc_id_of(contracts[2023].pk)]
     assert result["answer"] and f"[doc_{contracts[2023].pk}]" in result["answer"]
     assert result["clarification"] is None
+    # Claude's four planning calls are paid for: counted beside the (extractive) answer's call.
+    provenance = result["provenance"]
+    assert provenance["model_calls"] == 5 and provenance["input_tokens"] >= 4 * 500
+    assert provenance["output_tokens"] >= 4 * 60 and provenance["cost_estimate"] > 0
+    audit = AuditLog.objects.get(request_id=result["request_id"])
+    assert audit.tokens_used == provenance["tokens_used"] and audit.cost_estimate > 0
 
 
 def test_without_claudes_filter_the_same_search_finds_the_2022_contract_too(tenant, contracts, claude):
