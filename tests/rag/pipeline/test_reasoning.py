@@ -159,7 +159,8 @@ def test_without_cot_the_same_question_is_answered_in_one_call(tenant, corpus):
 
 @pytest.mark.django_db
 def test_a_simple_question_skips_reasoning(tenant, corpus, counted_extractive):
-    ctx = run_query(tenant=tenant, question="Which state's laws govern the services agreement?", use_cache=False)
+    question = "Which state's laws govern the services agreement?"
+    ctx = run_query(tenant=tenant, question=question, use_cache=False)
     assert "reasoning" not in ctx.result and len(counted_extractive) == 1
     assert ctx.stage_metadata["reasoning_search"]["reason"] == "simple_question"
 
