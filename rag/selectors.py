@@ -278,7 +278,8 @@ def audit_search(
 
 def audit_get(*, tenant: Tenant, request_id: str) -> AuditLog:
     """The tenant's newest audit row of `request_id` (the column is not unique), or `NotFound`."""
+    # A NUL is in no request id, and PostgreSQL refuses it in a lookup: not found, not a 500.
     rows = audit_list(tenant=tenant).filter(request_id=request_id).order_by("-created_at", "-pk")
-    newest = rows.values_list("pk", flat=True).first()
+    newest = None if "\x00" in request_id else rows.values_list("pk", flat=True).first()
     # pk=None matches nothing: a missing row gives owned_get's NotFound, like another tenant's.
     return owned_get(AuditLog, tenant=tenant, pk=newest)

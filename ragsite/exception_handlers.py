@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 
 from django.core import exceptions as django_exceptions
-from django.db import InterfaceError, OperationalError
+from django.db import DataError, InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
 from django.views import csrf
 from django.views.decorators.csrf import csrf_exempt
@@ -64,6 +64,14 @@ def api_exception_handler(exc: Exception, context: dict) -> Response:
     elif isinstance(exc, django_exceptions.ValidationError):
         details = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
         status, body = 400, error_body("ValidationError", "The request is not valid.", details)
+    elif isinstance(exc, DataError):
+        # A value the database refuses (a NUL character in text, a number out of its column's
+        # range) that no validation caught: the request's fault, so a 400 rather than a 500.
+        logger.warning("database refused a request value: %s", exc, exc_info=True)
+        invalid = InvalidInput(
+            "The request holds a value that cannot be stored or searched (e.g. a NUL character)."
+        )
+        status, body = invalid.status_code, error_body(invalid.error_type, invalid.message)
     elif isinstance(exc, OperationalError | InterfaceError):
         logger.error("database unavailable: %s", exc)
         unavailable = VectorStoreUnavailable()

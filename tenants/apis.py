@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 from ragsite.exceptions import PermissionDenied
 
 from . import selectors, services
-from .api_base import TenantApiView
+from .api_base import API_PARSERS, TenantApiView
 from .models import Role
 from .permissions import IsAuthenticatedUser
 
@@ -58,6 +58,7 @@ class TenantSwitchApi(APIView):
     """POST {"tenant": slug}: make another of the user's tenants the session's active one."""
 
     permission_classes = [IsAuthenticatedUser]
+    parser_classes = API_PARSERS
 
     class InputSerializer(serializers.Serializer):
         tenant = serializers.SlugField()

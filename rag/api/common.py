@@ -5,10 +5,9 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
-from rest_framework.parsers import JSONParser
 
 from ragsite.schema import ERROR_BODY_REF
-from tenants.api_base import TenantApiView
+from tenants.api_base import StrictJSONParser, TenantApiView
 from tenants.models import Role
 
 
@@ -60,7 +59,7 @@ class AdminApiView(TenantApiView):
     """An admin-only view (viewer and member: 403) taking JSON bodies only."""
 
     required_role = Role.ADMIN
-    parser_classes = [JSONParser]
+    parser_classes = [StrictJSONParser]
 
 
 def acting_user(request):

@@ -16,7 +16,7 @@ from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
-from tenants.api_base import TenantApiView
+from tenants.api_base import MAX_JSON_DEPTH, TenantApiView, json_problem
 from tenants.models import Role
 
 from .. import selectors
@@ -153,8 +153,14 @@ class CaseDocumentsApi(TenantApiView):
                 parsed = json.loads(value)
             except ValueError as exc:
                 raise serializers.ValidationError("Not valid JSON.") from exc
+            except RecursionError:
+                raise serializers.ValidationError(f"Nested deeper than {MAX_JSON_DEPTH} levels.") from None
             if not isinstance(parsed, dict):
                 raise serializers.ValidationError("Must be a JSON object.")
+            # Stored as jsonb: no NUL, no unpaired surrogate, no absurd depth.
+            problem = json_problem(parsed, allow_nul=False)
+            if problem:
+                raise serializers.ValidationError(f"Not accepted: {problem}")
             return parsed
 
     class OutputSerializer(serializers.Serializer):

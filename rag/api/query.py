@@ -8,16 +8,15 @@ from django.conf import settings
 from django.urls import path, reverse
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
 from rag.models import AuditStatus, JobStatus, QueryJob
 from rag.pipeline.sanitize import injection_findings
 from rag.queries import selectors, services
 from rag.queries.caller import Caller
-from ragsite.exceptions import Conflict, InvalidInput, InvalidQuery
+from ragsite.exceptions import Conflict, InvalidInput, InvalidQuery, NotFound
 from ragsite.throttling import check_injection_budget
-from tenants.api_base import TenantApiView
+from tenants.api_base import StrictJSONParser, TenantApiView
 
 from .common import PageParameters, error_response, page_serializer, paginated
 from .schemas import (
@@ -142,7 +141,7 @@ class QueryApi(TenantApiView):
     answers 202 with its poll URL. An `Idempotency-Key` header makes the request repeatable: the
     same key and body return the same job (async) or the same answer (sync)."""
 
-    parser_classes = [JSONParser]
+    parser_classes = [StrictJSONParser]
 
     @extend_schema(
         operation_id="rag_query",
@@ -247,6 +246,8 @@ class JobDetailApi(TenantApiView):
     )
     def get(self, request, job_id: str):
         caller = Caller.from_request(request)
+        if "\x00" in job_id:  # no id holds one, and PostgreSQL refuses it in a lookup (a 500)
+            raise NotFound("Query job not found.")
         job = selectors.query_job_get(tenant=self.tenant, job_id=job_id, caller=caller)
         job = services.query_job_fail_if_stale(job)
         return Response(JobSerializer(job_body(job)).data)
@@ -299,6 +300,8 @@ class QueryHistoryDetailApi(TenantApiView):
         responses={200: HistoryDetailSerializer, 404: error_response("No such question of this caller.")},
     )
     def get(self, request, request_id: str):
+        if "\x00" in request_id:  # as in JobDetailApi
+            raise NotFound("Query not found.")
         row = selectors.query_history_get(
             tenant=self.tenant, caller=Caller.from_request(request), request_id=request_id
         )

@@ -348,6 +348,7 @@ _CONFUSABLE = frozenset("аеорсухіјѕԁԛԝӏАВЕКМНОРСТУХІ�
 # Runs of single letters separated by a space or punctuation: "i g n o r e", "s.y.s.t.e.m".
 _LETTER_SPACED = re.compile(r"(?<!\w)(?:[^\W\d_][ .\-_*|/]{1,2}){3,}[^\W\d_](?!\w)")
 _SPACING = re.compile(r"[ .\-_*|/]")
+_WORD_GAP = re.compile(r"[ .\-_*|/]{2}")
 
 
 def _fold_word(match: re.Match) -> str:
@@ -369,7 +370,18 @@ def _scan_texts(text: str) -> list[str]:
         decoded = unquote(decoded)
     folded = _WORD.sub(_fold_word, decoded)
     joined = _LETTER_SPACED.sub(lambda m: _SPACING.sub("", m.group()), folded)
-    views = [clean_text(text), lines, folded, joined]
+    # "Y o u  a r e  n o w": a double gap between letters is a word break (read before the
+    # views above collapse whitespace).
+    uncollapsed = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).replace("\t", " ")
+    words_kept = _clean_lines(
+        _LETTER_SPACED.sub(
+            lambda m: _SPACING.sub("", _WORD_GAP.sub("\x01", m.group())).replace("\x01", " "), uncollapsed
+        )
+    )
+    # Invisible characters between words ("You\u2060are\u2060now") stand for spaces; inside a
+    # word ("ig\u200bnore") the views above have them deleted.
+    spaced = _clean_lines(_INVISIBLE.sub(" ", text))
+    views = [clean_text(text), lines, folded, joined, words_kept, spaced]
     hidden = "".join(chr(ord(ch) - 0xE0000) for run in _TAG_CHARACTERS.findall(text) for ch in run)
     if hidden:
         views.append(_clean_lines(hidden))
