@@ -181,9 +181,7 @@ class AgentTools:
             if tool == "get_document_metadata":
                 result.metadata = self.document_metadata(values["doc_id"])
             else:
-                self._search(
-                    result, values, step=step, mode="keyword" if tool == "search_text" else "semantic"
-                )
+                self._search(result, values, step=step, mode=SEARCH_MODES[tool])
         except ToolError as exc:
             result.error = str(exc)
         return result
@@ -234,6 +232,14 @@ class AgentTools:
         )
         passages = retrieval.passages(ranked, reader=self.reader, snippet_size=values["context_chars"])
         result.evidence = [Evidence(p, step, result.tool) for p in passages.passages]
+
+
+# search_text is keyword search. search_semantic is the spec's "high-recall fetch, rerank to
+# top_k": the fetch takes vector candidates and keyword ones, and the rerank scores them with the
+# plain pipeline's blended relevance (cosine and keyword), because cosine alone ranks the right
+# clause of a named contract first far less often (LegalBench-RAG dev, agentic mode: P@1 16.7 %
+# with cosine only, 21.6 % blended; R@8 80.3 % and 84.7 %).
+SEARCH_MODES = {"search_text": "keyword", "search_semantic": "hybrid"}
 
 
 def _schema(tool: str) -> dict:
