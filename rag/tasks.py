@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import logging
+import threading
 
 from celery import shared_task
-from celery.signals import worker_ready
+from celery.signals import worker_ready, worker_shutdown
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
+from django.db import InterfaceError, OperationalError, connections
 
 from ragsite.exceptions import NotFound
 from tenants.models import Tenant
 
-from .ingest import service
+from . import selectors
+from .ingest import recovery, service
+from .models import DocumentStatus
 
 logger = logging.getLogger(__name__)
 
@@ -29,10 +32,25 @@ TRANSIENT = (OperationalError, InterfaceError)
     max_retries=5,
 )
 def ingest_document(self, document_id: int, tenant_id: int) -> str:
-    """Extract, chunk, embed and index one document (progress is written on the document)."""
+    """Extract, chunk, embed and index one document (progress is written on the document).
+
+    A delivery for a document that is neither queued nor processing is a stale copy (e.g. the
+    broker restoring a task whose worker was killed after the sweep had it run again): skipped."""
     tenant = Tenant.objects.get(pk=tenant_id)
     try:
-        document = service.document_ingest(tenant=tenant, document_id=document_id)
+        current = selectors.document_get(tenant=tenant, document_id=document_id)
+        if current.status not in (DocumentStatus.QUEUED, DocumentStatus.PROCESSING):
+            return current.status
+        if self.request.is_eager:  # no worker to lose
+            document = service.document_ingest(tenant=tenant, document_id=document_id)
+        else:
+            # Counted until the run ends in any way but the worker's death (see rag.ingest.recovery).
+            recovery.attempt_started(document_id)
+            try:
+                with recovery.heartbeat(document_id):
+                    document = service.document_ingest(tenant=tenant, document_id=document_id)
+            finally:
+                recovery.attempts_reset(document_id)
     except NotFound:
         return "deleted"  # removed while queued: nothing to do
     except TRANSIENT:
@@ -59,15 +77,71 @@ def _reindex_after_model_change(sender=None, **_kwargs):
 
 
 @shared_task(
+    bind=True,
     name="rag.run_query_job",
     soft_time_limit=settings.RAG_QUERY_JOB_TIME_LIMIT,
-    time_limit=settings.RAG_QUERY_JOB_TIME_LIMIT + 30,
+    time_limit=settings.RAG_QUERY_JOB_TIME_LIMIT + settings.RAG_QUERY_JOB_HARD_LIMIT_MARGIN_SECONDS,
 )
-def run_query_job(job_id: str) -> str:
+def run_query_job(self, job_id: str) -> str:
     """Run one async query job (rag.queries.services.query_job_run); returns its final status.
 
-    Acknowledged late (settings), so a job whose worker dies is delivered again and re-run, up to
-    RAG_QUERY_JOB_MAX_ATTEMPTS runs."""
+    Acknowledged late (settings), so a job whose pool process dies is delivered again and re-run,
+    up to RAG_QUERY_JOB_MAX_ATTEMPTS runs; one whose whole worker died is found by the recovery
+    sweep (`recover_lost_work`)."""
     from rag.queries.services import query_job_run
 
-    return query_job_run(job_id=job_id).status
+    return query_job_run(job_id=job_id, in_worker=not self.request.is_eager).status
+
+
+@shared_task(name="rag.recover_lost_work")
+def recover_lost_work() -> dict:
+    """Queue again (or fail, when out of attempts) the documents and query jobs whose worker died
+    mid-run. Every worker runs this every RAG_RECOVERY_SWEEP_SECONDS (`_RecoverySweeper`)."""
+    from rag.queries.services import query_jobs_recover_lost
+
+    return {"documents": recovery.documents_requeue_stalled(), "query_jobs": query_jobs_recover_lost()}
+
+
+class _RecoverySweeper(threading.Thread):
+    """Runs `recover_lost_work` in the worker's main process at start-up and then periodically.
+
+    A thread rather than a scheduled task: no beat process is needed, and a sweep still runs while
+    the worker's pool is busy. Sweeps of several workers do not collide (conditional UPDATEs)."""
+
+    def __init__(self, interval: float):
+        super().__init__(name="lexrag-recovery-sweeper", daemon=True)
+        self.interval = interval
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        from rag.queries.runners import worker_alive_mark
+
+        while True:
+            try:
+                worker_alive_mark(interval=self.interval)
+                found = recover_lost_work()
+                if any(found.values()):
+                    logger.warning("recovered work of lost workers", extra=found)
+            except Exception:  # the database or broker is down: try again next time
+                logger.exception("recovery sweep failed")
+            finally:
+                connections.close_all()  # this thread's connections only
+            if self.stopping.wait(self.interval):
+                return
+
+
+_sweeper: _RecoverySweeper | None = None
+
+
+@worker_ready.connect
+def _start_recovery_sweeper(sender=None, **_kwargs):
+    global _sweeper
+    if _sweeper is None and settings.RAG_RECOVERY_SWEEP_SECONDS > 0:
+        _sweeper = _RecoverySweeper(settings.RAG_RECOVERY_SWEEP_SECONDS)
+        _sweeper.start()
+
+
+@worker_shutdown.connect
+def _stop_recovery_sweeper(sender=None, **_kwargs):
+    if _sweeper is not None:
+        _sweeper.stopping.set()

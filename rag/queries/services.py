@@ -9,6 +9,7 @@ request is a `Conflict`. Keys are scoped to the caller, so two users' keys never
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -34,7 +35,7 @@ from ragsite.exceptions import (
 from ragsite.request_id import get_request_id, new_request_id
 
 from ..models import JobStatus, QueryJob
-from . import selectors
+from . import runners, selectors
 from .caller import Caller
 
 logger = logging.getLogger(__name__)
@@ -154,12 +155,15 @@ def _enqueue(job: QueryJob) -> None:
         raise error from exc
 
 
-def query_job_run(*, job_id: str) -> QueryJob:
+def query_job_run(*, job_id: str, in_worker: bool = False) -> QueryJob:
     """Run a queued job (or re-run one whose worker died mid-run) through the pipeline and store
-    its result or error. A finished job, or one out of attempts, is not run again."""
+    its result or error. A finished job, or one out of attempts, is not run again. `in_worker`:
+    this is a Celery worker, which records itself as the job's runner (rag.queries.runners)."""
     job = _claim(job_id)
     if job is None:
         return QueryJob.objects.get(job_id=job_id)
+    if in_worker:
+        runners.runner_record(job_id=job_id, timeout=query_job_lost_after().total_seconds())
     caller = Caller(tenant=job.tenant, role=job.role, user_id=job.user_id, api_key_prefix=job.api_key_prefix)
     try:
         ctx = query_run(caller=caller, question=job.question, options=job.options, request_id=job.request_id)
@@ -208,6 +212,49 @@ def query_job_fail_if_stale(job: QueryJob) -> QueryJob:
     if updated:
         job.refresh_from_db()
     return job
+
+
+def query_job_lost_after() -> timedelta:
+    """How long after its run started a `running` job has certainly lost its worker: its hard time
+    limit (the soft limit plus the margin) kills any run before then, and the grace covers clocks
+    and a slow start."""
+    return timedelta(
+        seconds=settings.RAG_QUERY_JOB_TIME_LIMIT
+        + settings.RAG_QUERY_JOB_HARD_LIMIT_MARGIN_SECONDS
+        + settings.RAG_QUERY_JOB_LOST_GRACE_SECONDS
+    )
+
+
+def query_jobs_recover_lost(*, now=None) -> int:
+    """Give every job whose worker died mid-run another run if it has attempts left, else fail it
+    with `WorkerLost`; returns how many were touched. A `running` job has lost its worker when that
+    worker stopped marking itself alive (`runners.runner_lost`), or in any case once it is past
+    `query_job_lost_after`. Run by every worker's recovery sweep (rag.tasks), so a killed worker's
+    job is retried within seconds instead of when the broker's visibility timeout (an hour) ends.
+    Several sweeps at once are safe: each job is taken by one conditional UPDATE."""
+    now = now or timezone.now()
+    lost_since = now - query_job_lost_after()
+    touched = 0
+    for job in QueryJob.objects.filter(status=JobStatus.RUNNING):
+        if (
+            job.started_at is not None
+            and job.started_at >= lost_since
+            and not runners.runner_lost(job_id=job.job_id)
+        ):
+            continue  # still within its limits, on a live worker (or one we cannot tell about)
+        taken = QueryJob.objects.filter(pk=job.pk, status=JobStatus.RUNNING, started_at=job.started_at)
+        if job.attempts >= settings.RAG_QUERY_JOB_MAX_ATTEMPTS:
+            message = f"The worker running this query stopped {job.attempts} time(s); giving up."
+            error = _error_body(WorkerLost(message))
+            touched += taken.update(status=JobStatus.FAILED, error=error, finished_at=now)
+            continue
+        if not taken.update(status=JobStatus.QUEUED):
+            continue
+        logger.warning("query job lost its worker: queued again", extra={"job_id": job.job_id})
+        touched += 1
+        with contextlib.suppress(QueueUnavailable):  # then _enqueue has failed the job
+            _enqueue(job)
+    return touched
 
 
 def _finish(job: QueryJob, status: str, *, result: dict | None = None, error: dict | None = None) -> QueryJob:

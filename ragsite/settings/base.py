@@ -171,8 +171,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Embedding is CPU-bound and torch already uses every core: one task at a time per worker.
 CELERY_WORKER_CONCURRENCY = env.int("CELERY_WORKER_CONCURRENCY", default=1)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=3600)
+# Redis gives an unacknowledged task to another worker after this long, even if it is still running,
+# so it must outlast the longest task. Work of a killed worker is recovered sooner by the sweep below.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT + 300}
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default="celery")
 CELERY_RESULT_EXPIRES = 86400
 # Workers log through LOGGING below (JSON lines with request ids), not Celery's own format.
@@ -223,6 +225,17 @@ API_THROTTLE_INJECTION_RATE = env("API_THROTTLE_INJECTION_RATE", default="5/min"
 # Async query jobs: seconds a job may run, and how often a job whose worker died is run again.
 RAG_QUERY_JOB_TIME_LIMIT = env.int("RAG_QUERY_JOB_TIME_LIMIT", default=300)
 RAG_QUERY_JOB_MAX_ATTEMPTS = env.int("RAG_QUERY_JOB_MAX_ATTEMPTS", default=2)
+# Work whose whole worker died (SIGKILL, OOM, lost node) is not given back by the Redis broker until
+# its visibility timeout (an hour), so every worker sweeps for it (rag.tasks.recover_lost_work) this
+# often. A query job is lost once it has run past its hard time limit (the soft limit plus the
+# margin) and the grace; a document once its ingestion heartbeat has been silent for the stall time.
+RAG_RECOVERY_SWEEP_SECONDS = 60
+RAG_QUERY_JOB_HARD_LIMIT_MARGIN_SECONDS = 30
+RAG_QUERY_JOB_LOST_GRACE_SECONDS = 30
+RAG_INGEST_HEARTBEAT_SECONDS = 10
+RAG_INGEST_STALL_SECONDS = 120
+# Runs of one document's ingestion that may die with their worker before it is failed (WorkerLost).
+RAG_INGEST_MAX_ATTEMPTS = 3
 # Seconds between writes of an API key's last-used time (saves a write on every request).
 API_KEY_LAST_USED_RESOLUTION_SECONDS = env.int("API_KEY_LAST_USED_RESOLUTION_SECONDS", default=60)
 

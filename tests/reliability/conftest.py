@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from .stack import Stack, WebApp
+from .stack import Process, Stack, WebApp
 
 
 @pytest.fixture(scope="session")
@@ -43,3 +43,18 @@ def restore(stack):
         stack.redis.start()
     if not stack.postgres.running():
         stack.postgres.start()
+
+
+@pytest.fixture
+def start_worker(stack):
+    """start_worker(name, **env) -> a Celery worker on the private stack, stopped after the test
+    (so a worker of a failed test never takes the next test's tasks)."""
+    started: list[Process] = []
+
+    def start(name: str, **env: str) -> Process:
+        started.append(stack.start_worker(name, **env))
+        return started[-1]
+
+    yield start
+    for process in started:
+        process.stop()

@@ -351,6 +351,28 @@ class WebApp:
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read() or b"null")
 
+    def upload(self, case_id: int, filename: str, content: bytes) -> tuple[int, dict]:
+        """POST one file to the case's documents (multipart), as a client would."""
+        boundary = f"lexrag-{time.monotonic_ns()}"
+        body = (
+            (
+                f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="{filename}"\r\n'
+                "Content-Type: application/octet-stream\r\n\r\n"
+            ).encode()
+            + content
+            + f"\r\n--{boundary}--\r\n".encode()
+        )
+        request = urllib.request.Request(
+            f"{self.base_url}/api/v1/rag/cases/{case_id}/documents", data=body, method="POST"
+        )
+        request.add_header("Authorization", f"Api-Key {self.api_key}")
+        request.add_header("Content-Type", f"multipart/form-data; boundary={boundary}")
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or b"null")
+
     def health(self) -> tuple[int, dict]:
         return self.request("GET", "/api/v1/health", timeout=30)
 

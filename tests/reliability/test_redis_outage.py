@@ -48,8 +48,7 @@ def test_queries_are_answered_without_redis_and_cached_again_once_it_is_back(web
 
     back = time.monotonic()
     wait_until(lambda: web.health()[1]["status"] == "healthy", timeout=30, message="health is healthy again")
-    print(
-        f"redis outage: {outage_latency * 1000:.0f} ms per query; healthy {time.monotonic() - back:.2f} s after restart"
-    )
+    healthy_in = time.monotonic() - back
+    print(f"redis outage: {outage_latency * 1000:.0f} ms per query; healthy {healthy_in:.2f} s after restart")
     assert _answered(web, QUESTION)["flags"]["cache_hit"] is False  # the restarted Redis is empty
     assert _answered(web, QUESTION)["flags"]["cache_hit"] is True  # written and read again

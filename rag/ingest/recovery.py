@@ -1,0 +1,130 @@
+"""Ingestion that lost its worker: a heartbeat while a document is ingested, and a sweep that
+queues a document again once its heartbeat stops.
+
+Why: tasks are acknowledged late, but with the Redis broker a task whose whole worker was killed
+(SIGKILL, OOM killer, lost node) stays in Redis's "unacked" set until the broker's visibility
+timeout (an hour) has passed; only a worker whose *pool process* died gives it back at once
+(CELERY_TASK_REJECT_ON_WORKER_LOST). Until then the document would sit in `processing`.
+
+So a worker ingesting a document touches its `updated_at` every RAG_INGEST_HEARTBEAT_SECONDS
+(progress writes do too), and every worker sweeps (rag.tasks): a document `processing` whose
+`updated_at` is older than RAG_INGEST_STALL_SECONDS is set back to `queued` and queued again, at
+most RAG_INGEST_MAX_ATTEMPTS runs in all (then it fails with `WorkerLost`: a file that kills its
+worker every time must not loop forever). Re-running is safe: chunks are replaced in one
+transaction, and passages already embedded are not embedded again. When the broker finally
+redelivers the original task, the document is no longer queued or processing and the task skips it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from contextlib import contextmanager, suppress
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection, transaction
+from django.utils import timezone
+
+from ..models import Document, DocumentStatus
+from . import service
+
+logger = logging.getLogger(__name__)
+
+# Attempts are counted in the default cache (Redis): the sweep only runs when the broker (the same
+# Redis) is up, and a lost count merely allows one more run.
+_ATTEMPTS_KEY = "ingest-attempts:{}"
+_ATTEMPTS_TTL = 86400
+
+
+@contextmanager
+def heartbeat(document_id: int, *, interval: float | None = None):
+    """While the block runs, touch the document's `updated_at` every `interval` seconds (from a
+    thread with its own database connection), so the sweep can tell a live ingestion from a lost one."""
+    interval = settings.RAG_INGEST_HEARTBEAT_SECONDS if interval is None else interval
+    stopping = threading.Event()
+
+    def beat() -> None:
+        try:
+            while not stopping.wait(interval):
+                try:
+                    Document.objects.filter(pk=document_id, status=DocumentStatus.PROCESSING).update(
+                        updated_at=timezone.now()
+                    )
+                except Exception as exc:  # a missed beat is harmless; the next one may work
+                    logger.warning(
+                        "ingest heartbeat failed", extra={"document_id": document_id, "error": str(exc)}
+                    )
+        finally:
+            connection.close()  # this thread's own connection
+
+    thread = threading.Thread(target=beat, name=f"ingest-heartbeat-{document_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stopping.set()
+        thread.join(timeout=10)
+
+
+def attempt_started(document_id: int) -> int:
+    """Count one more ingestion run of the document; returns the count (1 if the cache is down)."""
+    key = _ATTEMPTS_KEY.format(document_id)
+    try:
+        cache.add(key, 0, timeout=_ATTEMPTS_TTL)
+        return cache.incr(key) or 1
+    except Exception:  # no count without the cache: allow the run
+        return 1
+
+
+def attempts_reset(document_id: int) -> None:
+    """Forget the run count (the document was ingested or queued afresh by a user)."""
+    with suppress(Exception):  # the count expires by itself
+        cache.delete(_ATTEMPTS_KEY.format(document_id))
+
+
+def _attempts(document_id: int) -> int:
+    try:
+        return int(cache.get(_ATTEMPTS_KEY.format(document_id)) or 0)
+    except Exception:
+        return 0
+
+
+def documents_requeue_stalled(*, now=None) -> int:
+    """Queue again every document whose ingestion lost its worker (see the module docstring);
+    fail those out of attempts. Returns how many were queued again. Safe to run from several
+    workers at once: each document is taken by one conditional UPDATE."""
+    now = now or timezone.now()
+    stalled_before = now - timedelta(seconds=settings.RAG_INGEST_STALL_SECONDS)
+    # A maintenance sweep over every tenant, like reindexing after a model change.
+    stalled = Document.objects.filter(status=DocumentStatus.PROCESSING, updated_at__lt=stalled_before)
+    requeued = 0
+    for document in stalled.select_related("tenant"):
+        taken = Document.objects.filter(
+            pk=document.pk, status=DocumentStatus.PROCESSING, updated_at__lt=stalled_before
+        )
+        runs = _attempts(document.pk)
+        if runs >= settings.RAG_INGEST_MAX_ATTEMPTS:
+            if taken.update(updated_at=now):
+                logger.error(
+                    "ingest lost its worker too often", extra={"document_id": document.pk, "runs": runs}
+                )
+                service._fail(
+                    document,
+                    "WorkerLost",
+                    f"Ingestion stopped {runs} times because its worker died; the file may be too large "
+                    "to process. Try reindexing; if it persists, contact support.",
+                )
+            continue
+        with transaction.atomic():
+            if not taken.update(
+                status=DocumentStatus.QUEUED, progress=0, stage="queued again", updated_at=now
+            ):
+                continue  # another worker's sweep took it, or it came back to life
+            transaction.on_commit(lambda document=document: service._enqueue_ingest(document))
+        logger.warning(
+            "ingest lost its worker: queued again", extra={"document_id": document.pk, "runs": runs}
+        )
+        requeued += 1
+    return requeued
