@@ -162,4 +162,7 @@ def _text(values: Mapping, name: str, max_length: int, errors: dict) -> str | No
     if not isinstance(value, str) or not value.strip() or len(value) > max_length:
         errors[name] = f"A non-empty string of at most {max_length} characters."
         return None
+    if "\x00" in value:  # PostgreSQL text cannot hold it: the audit row would be lost
+        errors[name] = "Must not contain NUL characters."
+        return None
     return value.strip()

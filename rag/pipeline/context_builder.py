@@ -12,8 +12,9 @@ Each passage becomes one fenced source block the model can cite:
   "doc_42_2", so every token names exactly one passage).
 - **Data, not instructions**: the text sits inside the block with any "</source" in it defused, so
   a document cannot close its fence. Passages phrased as instructions to the model (indirect prompt
-  injection, `sanitize.injection_findings(scope="document")`) carry `flagged="instructions"` and a
-  notice telling the model to treat them as quoted data only.
+  injection, `sanitize.injection_findings(scope="document")`), in their text or in the title,
+  section or jurisdiction their header shows, carry `flagged="instructions"` and a notice telling
+  the model to treat them as quoted data only.
 - **Redaction notices**: a confidential passage the reader may not read keeps its block (the
   model learns that something relevant is withheld) with a notice instead of its text.
 - **Budget**: tokens are counted with a real tokenizer (`tokens.py`). Passages are taken in rank
@@ -115,7 +116,7 @@ def build_context(passages: Sequence[Passage], *, citation_style: str, token_bud
         if dropped:
             dropped.append(passage.chunk_id)
             continue
-        patterns = () if passage.redacted else tuple(injection_findings(passage.text, scope="document"))
+        patterns = _injections(passage)
         body = REDACTION_NOTICE if passage.redacted else passage.text
         header, footer = _fence(passage, citation_id, flagged=bool(patterns))
         frame = header + ("\n" + INJECTION_NOTICE if patterns else "") + "\n"
@@ -149,6 +150,16 @@ def build_context(passages: Sequence[Passage], *, citation_style: str, token_bud
         tokens=used,
         budget=token_budget,
     )
+
+
+def _injections(passage: Passage) -> tuple[str, ...]:
+    """The injection patterns in what the block shows: the text (unless withheld) and the header's
+    free-text fields, which an uploader sets (a title can carry instructions as well as a page)."""
+    header = "\n".join(filter(None, [passage.title, passage.section_title, passage.jurisdiction]))
+    found = injection_findings(header, scope="document")
+    if not passage.redacted:
+        found += injection_findings(passage.text, scope="document")
+    return tuple(dict.fromkeys(found))
 
 
 def _fence(passage: Passage, citation_id: str, *, flagged: bool) -> tuple[str, str]:

@@ -173,6 +173,9 @@ def _strings(value, name: str, errors: dict, *, choices=None) -> tuple[str, ...]
     if not all(isinstance(item, str) and item.strip() for item in items):
         errors[name] = "Must be a list of non-empty strings."
         return ()
+    if any("\x00" in item for item in items):
+        errors[name] = "Must not contain NUL characters."
+        return ()
     items = [item.strip() for item in items]
     if choices is not None:
         unknown = [item for item in items if item not in choices]

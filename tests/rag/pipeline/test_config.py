@@ -136,6 +136,8 @@ INVALID = [
     ("template_id", "t" * 101),
     ("conversation_id", "c" * 101),
     ("conversation_id", ["conv"]),
+    ("conversation_id", "conv\x00-1"),  # PostgreSQL text cannot store it
+    ("template_id", "legal\x00"),
 ]
 
 
@@ -151,6 +153,12 @@ def test_an_unknown_option_is_refused_not_ignored():
     with pytest.raises(InvalidQuery) as caught:
         QueryConfig.from_options(topk=5, question="x")
     assert caught.value.details == {"topk": "Unknown option.", "question": "Unknown option."}
+
+
+def test_a_nul_character_in_a_filter_string_is_refused():
+    with pytest.raises(InvalidQuery) as caught:
+        QueryConfig.from_options(filters={"jurisdictions": ["Delaware\x00"]})
+    assert caught.value.details == {"filters.jurisdictions": "Must not contain NUL characters."}
 
 
 def test_all_errors_are_reported_at_once():
