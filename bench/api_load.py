@@ -25,13 +25,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))  # run as a script: bench/ is not a package on the path
 
-from bench.common import setup_django  # noqa: E402
+from bench.common import serve, setup_django  # noqa: E402
 
 DEFAULT_OUT = REPO_ROOT / "bench" / "results-api-load.txt"
 TENANT = ("bench-api", "Benchmark Firm LLP")
@@ -101,29 +100,7 @@ def start_gunicorn(port: int, workers: int, threads: int) -> subprocess.Popen:
         # Metrics in multi-process mode, as in production (each worker writes its own files).
         "PROMETHEUS_MULTIPROC_DIR": tempfile.mkdtemp(prefix="lexrag-bench-metrics-"),
     }
-    command = [
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "--config=python:ragsite.gunicorn_conf",
-        "ragsite.wsgi:application",
-        f"--workers={workers}",
-        f"--threads={threads}",
-        f"--bind=127.0.0.1:{port}",
-        "--keep-alive=30",
-        "--log-level=warning",
-    ]
-    server = subprocess.Popen(command, cwd=REPO_ROOT, env=env)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/health", timeout=5) as response:
-                if response.status == 200:
-                    return server
-        except OSError:
-            time.sleep(0.5)
-    server.terminate()
-    raise SystemExit("gunicorn did not become healthy")
+    return serve(env, port=port, workers=workers, threads=threads)
 
 
 def request_bytes(port: int, key: str, body: dict) -> bytes:

@@ -28,7 +28,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 import uuid
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -37,7 +36,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))  # run as a script: bench/ is not a package on the path
 
 from bench.api_load import _children, free_port, machine_speed_ms, percentile  # noqa: E402
-from bench.common import setup_django  # noqa: E402
+from bench.common import serve, setup_django  # noqa: E402
 
 DEFAULT_OUT = REPO_ROOT / "bench" / "results-soak.txt"
 TENANT = ("bench-soak", "Soak Test Firm LLP")
@@ -194,29 +193,7 @@ def start_gunicorn(port: int, workers: int, threads: int) -> subprocess.Popen:
         **SOAK_ENV,
         "PROMETHEUS_MULTIPROC_DIR": tempfile.mkdtemp(prefix="lexrag-soak-metrics-"),
     }
-    command = [
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "--config=python:ragsite.gunicorn_conf",
-        "ragsite.wsgi:application",
-        f"--workers={workers}",
-        f"--threads={threads}",
-        f"--bind=127.0.0.1:{port}",
-        "--keep-alive=30",
-        "--log-level=warning",
-    ]
-    server = subprocess.Popen(command, cwd=REPO_ROOT, env=env)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/health", timeout=5) as response:
-                if response.status == 200:
-                    return server
-        except OSError:
-            time.sleep(0.5)
-    server.terminate()
-    raise SystemExit("gunicorn did not become healthy")
+    return serve(env, port=port, workers=workers, threads=threads)
 
 
 def start_worker() -> subprocess.Popen:
