@@ -51,8 +51,8 @@ def start_worker(stack):
     (so a worker of a failed test never takes the next test's tasks)."""
     started: list[Process] = []
 
-    def start(name: str, **env: str) -> Process:
-        started.append(stack.start_worker(name, **env))
+    def start(name: str, pool: str = "solo", **env: str) -> Process:
+        started.append(stack.start_worker(name, pool=pool, **env))
         return started[-1]
 
     yield start

@@ -298,8 +298,9 @@ class Stack:
         assert process.running(), process.log_tail()
         return app
 
-    def start_worker(self, name: str = "worker", **env: str) -> Process:
-        """A Celery worker (solo pool) on the private broker; waits until it is ready to consume."""
+    def start_worker(self, name: str = "worker", *, pool: str = "solo", **env: str) -> Process:
+        """A Celery worker (solo pool, or `pool` with one child) on the private broker; waits until
+        it is ready to consume."""
         process = self.spawn(
             name,
             [
@@ -309,7 +310,8 @@ class Stack:
                 "-A",
                 "ragsite",
                 "worker",
-                "--pool=solo",
+                f"--pool={pool}",
+                "--concurrency=1",
                 "--loglevel=INFO",
                 "--without-gossip",
                 "--without-mingle",

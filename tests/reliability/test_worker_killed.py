@@ -10,6 +10,8 @@ processes here run with its timings shortened (tests/reliability/settings.py).
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 import uuid
@@ -79,6 +81,10 @@ def test_a_document_whose_worker_is_killed_mid_ingest_ends_ready_with_each_passa
         f"killed at {mid_embedding['stage']}; ready {time.monotonic() - back:.1f} s after a worker restarted"
     )
     assert done["status"] == "ready", done
+    _assert_each_passage_once(stack, document_id, done["chunk_count"])
+
+
+def _assert_each_passage_once(stack, document_id: int, chunk_count: int) -> None:
     count, distinct, first, last, embedded, exact = stack.postgres.execute(
         stack.DATABASE,
         """
@@ -90,9 +96,44 @@ def test_a_document_whose_worker_is_killed_mid_ingest_ends_ready_with_each_passa
         """,
         (document_id,),
     )[0]
-    assert count == done["chunk_count"] >= 25
+    assert count == chunk_count >= 25
     assert (distinct, first, last) == (count, 0, count - 1)  # no passage twice, none missing
     assert embedded == exact == count
+
+
+def test_a_pool_child_killed_mid_ingest_is_replaced_and_the_document_ends_ready(web, stack, start_worker):
+    """Only the prefork pool's child dies (the OOM killer's usual pick) while its parent lives: the
+    parent replaces it and, with acks late and reject-on-worker-lost, the task goes straight back
+    to the queue; the recovery sweep may find the silent heartbeat too, and still each passage is
+    stored once."""
+    worker = start_worker("ingest-prefork", pool="prefork", EMBEDDING_BATCH_SIZE="2")
+    status, body = web.upload(stack.seed["case_id"], "supply.txt", _contract(passages=30))
+    assert status == 201, body
+    document_id = body["documents"][0]["id"]
+    wait_until(
+        lambda: _document(stack, document_id)["stage"].startswith("embedding "),
+        timeout=180,
+        interval=0.05,
+        message="the pool child is embedding the document",
+    )
+    (child,) = _children(worker.pid)
+    os.kill(child, signal.SIGKILL)
+
+    assert _document(stack, document_id)["status"] == "processing"
+    done = wait_until(
+        lambda: (doc := _document(stack, document_id))["status"] in ("ready", "failed") and doc,
+        timeout=240,
+        interval=0.2,
+        message="the document is ingested by the replacement child",
+    )
+    assert done["status"] == "ready", done
+    assert worker.running() and child not in _children(worker.pid)
+    _assert_each_passage_once(stack, document_id, done["chunk_count"])
+
+
+def _children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as listing:
+        return [int(child) for child in listing.read().split()]
 
 
 def _job(web, job_id: str) -> dict:
