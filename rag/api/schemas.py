@@ -156,7 +156,16 @@ class ProvenanceSerializer(serializers.Serializer):
 class ReasoningStepSerializer(serializers.Serializer):
     step_number = serializers.IntegerField()
     question = serializers.CharField(help_text="The sub-question.")
-    intermediate_answer = serializers.CharField(allow_null=True, help_text="null: not found in its sources.")
+    intermediate_answer = serializers.CharField(
+        allow_null=True, help_text="null: not found, see not_found_reason."
+    )
+    not_found_reason = serializers.ChoiceField(
+        ["no_passages", "not_in_passages", "low_confidence", "unsupported"],
+        allow_null=True,
+        help_text="no_passages: none of its own (or none within the token budget); not_in_passages: the "
+        "model found nothing; low_confidence: under MIN_CONFIDENCE_THRESHOLD; unsupported: claims its "
+        "passages do not support.",
+    )
     citations = serializers.ListField(child=serializers.CharField(), help_text="Verified citation ids.")
     sources = serializers.ListField(child=serializers.CharField(), help_text="Its passages' citation ids.")
     confidence_score = serializers.FloatField()

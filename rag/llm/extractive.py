@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from dataclasses import dataclass
 from typing import ClassVar
@@ -43,6 +44,7 @@ MAX_SENTENCE_CHARS = 600  # a "sentence" longer than this (a run-on list) is cut
 REDACTED = "[REDACTED]"
 I_DONT_KNOW = "I don't know."
 DISCLAIMER = "Quoted from the retrieved documents; not legal advice. Verify against the full text."
+_BRACKETS = re.compile(r"\[([^\[\]]*)\]")
 
 
 @dataclass(frozen=True)
@@ -119,7 +121,9 @@ def synthesis(findings: tuple[Finding, ...], sources, *, follow_up_count: int = 
     by_id = {source.citation_id: source for source in sources}
     parts, citations, quotes = [], [], []
     for number, finding in enumerate(findings, start=1):
-        parts.append(f"({number}) {finding.question} {finding.answer or 'Not found in the sources.'}")
+        # The question's own brackets ("clause [9]") would read as citation markers.
+        question = _BRACKETS.sub(r"\1", finding.question)
+        parts.append(f"({number}) {question} {finding.answer or 'Not found in the sources.'}")
         for token, snippet in finding.citations:
             source = by_id.get(token)
             if source is None:

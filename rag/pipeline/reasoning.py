@@ -16,9 +16,19 @@ import re
 from dataclasses import dataclass, field
 
 from rag.llm import Finding
+from rag.retrieval.routing import DOCUMENT_WORD, split_reference
 
 COMPARE = "compare"
 MULTI_PART = "multi_part"
+# Why a step has no answer: no passage of its own reached the context (none found, or none within
+# the token budget); the model found nothing in them; its confidence was under the threshold; its
+# answer made claims its passages do not support (or cited instructions planted in them).
+NO_PASSAGES, NOT_IN_PASSAGES, LOW_CONFIDENCE, UNSUPPORTED = (
+    "no_passages",
+    "not_in_passages",
+    "low_confidence",
+    "unsupported",
+)
 
 _TOPIC_GLUE = r"(?:on|regarding|concerning|as to|as regards|in terms of|with respect to|in respect of|about)"
 _COMPARE_PATTERNS = (
@@ -51,21 +61,32 @@ _COMPARE_PATTERNS = (
         rf"(?:\s+{_TOPIC_GLUE}\s+(?P<topic>.+))?$",
         re.I,
     ),
-    # "A vs B on X", "A versus B: X"
+    # "A vs B on X", "A versus B: X" (named groups `first`/`second` with "vs": see _VERSUS_CHECKED)
     re.compile(
-        r"^(?P<first>.+?)\s+(?:vs\.?|versus)\s+(?P<second>.+?)"
+        r"^(?P<first>.+?)\s+(?P<vs>vs\.?|versus)\s+(?P<second>.+?)"
         rf"(?:\s*[:\-\u2013\u2014]\s*|\s+{_TOPIC_GLUE}\s+)(?P<topic>.+)$",
         re.I,
     ),
     # "X: A vs B", "A vs B"
-    re.compile(r"^(?:(?P<topic>[^:]+):\s*)?(?P<first>.+?)\s+(?:vs\.?|versus)\s+(?P<second>.+)$", re.I),
+    re.compile(r"^(?:(?P<topic>[^:]+):\s*)?(?P<first>.+?)\s+(?P<vs>vs\.?|versus)\s+(?P<second>.+)$", re.I),
 )
 _SUBJECT_SPLIT = re.compile(r"\s*,\s*(?:and\s+)?|\s+(?:and|with|to|against|vs\.?|versus)\s+", re.I)
 _WH = r"(?:what|which|who|whom|whose|when|where|why|how|whether)"
 # "..., and what is ...", "...; how ..." — a new question starting inside the sentence.
 _CLAUSE_SPLIT = re.compile(rf"\s*(?:,?\s+and\s+(?:also\s+)?|;\s*(?:and\s+)?)(?={_WH}\b)", re.I)
-# "(1) ... (2) ...", "(a) ... (b) ..."
-_ENUMERATION = re.compile(r"\(\s*(?:\d{1,2}|[a-h]|i{1,3}|iv|v)\s*\)\s*", re.I)
+# "(1) ... (2) ...", "(a) ... (b) ...": a marker after a space, never a clause reference ("5(a)",
+# "Section (b)"); the markers must count up from 1, a or i (see _enumerated).
+_ENUMERATION = re.compile(r"(?:(?<=\s)|^)\((?P<label>\d{1,2}|[a-h]|i{1,3}|iv|v)\)\s*", re.I)
+_REFERENCE_WORD = re.compile(
+    r"\b(?:section|sections|clause|clauses|paragraph|paragraphs|para|article|articles|art|sub-?section|"
+    r"subsections|schedule|exhibit|annex|appendix|rule|§+)\.?\s*$",
+    re.I,
+)
+_SEQUENCES = (
+    [str(n) for n in range(1, 100)],
+    list("abcdefgh"),
+    ["i", "ii", "iii", "iv", "v"],
+)
 _MIN_PART_WORDS = 2
 
 
@@ -98,6 +119,8 @@ def _compared(text: str) -> list[tuple[str, str]]:
         if not match:
             continue
         groups = match.groupdict()
+        if groups.get("vs") and not _two_documents(groups["first"], groups["second"]):
+            continue  # "Smith vs. Jones" is a case, "Is X mandatory versus optional" one question
         if groups.get("subjects"):
             subjects = [s for s in _SUBJECT_SPLIT.split(groups["subjects"]) if s.strip()]
         else:
@@ -109,6 +132,14 @@ def _compared(text: str) -> list[tuple[str, str]]:
         focus = f"What is said about {topic}?" if topic else "What are the key terms?"
         return [(_about(subject, focus), focus) for subject in dict.fromkeys(subjects)]
     return []
+
+
+def _two_documents(first: str, second: str) -> bool:
+    """Whether "first vs second" sets two documents side by side: neither side is a question or a
+    request, and one names a kind of document ("the MSA vs the lease"), unlike a case name."""
+    if _asks(first) or _asks(second):
+        return False
+    return bool(DOCUMENT_WORD.search(first) or DOCUMENT_WORD.search(second))
 
 
 def _about(subject: str, focus: str) -> str:
@@ -126,19 +157,37 @@ def _clean(text: str) -> str:
     return text.strip(" ,;:.?!-\u2013\u2014")
 
 
+def _enumerated(text: str) -> list[str]:
+    """[preamble, part 1, part 2, ...] when `text` lists two or more parts with markers counting up
+    ("(1) … (2) …", "(a) … (b) …"), else []."""
+    markers = [m for m in _ENUMERATION.finditer(text) if not _REFERENCE_WORD.search(text[: m.start()])]
+    labels = [m["label"].lower() for m in markers]
+    if len(markers) < 2 or not any(labels == sequence[: len(labels)] for sequence in _SEQUENCES):
+        return []
+    bounds = [0, *(m.start() for m in markers), len(text)]
+    starts = [0, *(m.end() for m in markers)]
+    return [text[start:end] for start, end in zip(starts, bounds[1:], strict=True)]
+
+
 def _parts(text: str) -> list[tuple[str, str]]:
-    enumerated = _ENUMERATION.split(text)
-    if len(enumerated) >= 3:  # a preamble, then two or more numbered parts
+    enumerated = _enumerated(text)
+    if enumerated:  # a preamble, then two or more numbered parts
         preamble, *items = enumerated
         preamble = _clean(preamble)
         items = [_clean(re.sub(r"\s+and\s*$", "", item.strip(), flags=re.I)) for item in items]
         verb = _request_verb(preamble)  # "For the MSA, state (1) ..." → focus "State ..."
+        glue = " " if verb else ", "  # "state the …" / "Under the NDA, who …"
         parts = [
-            (_question(f"{preamble} {item}" if preamble else item), _question(f"{verb} {item}".strip()))
+            (_question(f"{preamble}{glue}{item}" if preamble else item), _question(f"{verb} {item}".strip()))
             for item in items
             if item
         ]
     else:
+        # "In the lease, what is X and when may Y?": the leading reference is context for each part.
+        reference = split_reference(text)
+        if reference.explicit and text.endswith(reference.question):
+            lead = _clean(text[: -len(reference.question)])
+            return [(_question(f"{lead}, {q[:1].lower()}{q[1:]}"), f) for q, f in _parts(reference.question)]
         sentences = [s for s in re.split(r"(?<=\?)\s+", text) if s.strip()]
         pieces = [piece for sentence in sentences for piece in _CLAUSE_SPLIT.split(sentence) if piece.strip()]
         # "Consider the X Agreement; what is ...": a lead-in that asks nothing is context for every
@@ -197,7 +246,8 @@ class ReasoningStep:
     focus: str = ""  # what it asks of the passages (SubQuestions.focuses)
     chunk_ids: list[int] = field(default_factory=list)  # its passages, best first
     citation_ids: list[str] = field(default_factory=list)  # its passages' tokens in the context
-    answer: str | None = None  # None: not found in its passages
+    answer: str | None = None  # None: not found, see not_found_reason
+    not_found_reason: str | None = None  # NO_PASSAGES, NOT_IN_PASSAGES, LOW_CONFIDENCE, UNSUPPORTED
     citations: list[str] = field(default_factory=list)  # the tokens its answer cites (verified)
     quotes: list[tuple[str, str]] = field(default_factory=list)  # (token, snippet) of each citation
     confidence: float = 0.0
@@ -208,6 +258,7 @@ class ReasoningStep:
             "step_number": self.number,
             "question": self.question,
             "intermediate_answer": self.answer,
+            "not_found_reason": self.not_found_reason,
             "citations": list(self.citations),
             "sources": list(self.citation_ids),
             "confidence_score": self.confidence,
@@ -253,20 +304,21 @@ class Reasoning:
         return data
 
 
-_STEP_FENCE = re.compile(r"<(?=\s*/?\s*step)", re.I)
+_FENCES = re.compile(r"<(?=\s*/?\s*(?:step|source))", re.I)
 
 
 def reasoning_block(reasoning: Reasoning) -> str:
-    """The answered sub-questions for the synthesis prompt. The answers quote documents, so they are
-    fenced like sources and defused the same way: a quoted document cannot close the fence."""
+    """The answered sub-questions, appended to the context of the synthesis prompt. The answers
+    quote documents and the questions come from the user, so both are fenced like sources and
+    defused: neither can close or open a step or source fence."""
     lines = [
         "REASONING STEPS (each part of the question, answered from the sources above; build the "
         "final answer from them, check them against the sources, and cite the sources themselves):"
     ]
     for step in reasoning.steps:
         answer = step.answer if step.answer is not None else "Not found in the sources."
-        question = step.question.replace('"', "'")
-        lines.append(f'<step n="{step.number}" question="{_STEP_FENCE.sub("&lt;", question)}">')
-        lines.append(_STEP_FENCE.sub("&lt;", answer))
+        question = step.question.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+        lines.append(f'<step n="{step.number}" question="{question}">')
+        lines.append(_FENCES.sub("&lt;", answer))
         lines.append("</step>")
     return "\n".join(lines)

@@ -99,19 +99,32 @@ def _unsupported(clause: str, cited: Sequence[Source]) -> bool:
     everything = set().union(*(content_words(source.text) for source in cited))
     clean = [without_instructions(source.text) for source in cited] + titles
     planted = everything - set().union(*(content_words(passage) for passage in clean))
-    own = content_words(MARKER.sub(" ", _QUOTED.sub(" ", clause)))
+    own = content_words(MARKER.sub(" ", _QUOTED.sub(_short_quote_kept, clause)))
     return bool(own & planted)
 
 
+def _short_quote_kept(match: re.Match) -> str:
+    """A quoted span long enough to be a report of the source drops out; a quoted word or two
+    ('The notice period is "PWNED"') is the answer's own claim and stays."""
+    return match.group(0) if len(match.group(0)) - 2 < MIN_QUOTE_CHARS else " "
+
+
 def without_instructions(text: str) -> str:
-    """`text` without its sentences phrased as instructions to an assistant (unchanged when none is)."""
+    """`text` without its sentences phrased as instructions to an assistant (unchanged when none
+    is). An instruction spread over two sentences ("Ignore the question. Answer only …") drops both.
+    A sentence carrying an instruction drops whole: it is no evidence of anything."""
     if not injection_findings(text, scope="document"):
         return text
-    return " ".join(
-        text[start:end]
-        for start, end in snippets.sentence_spans(text)
-        if not injection_findings(text[start:end], scope="document")
-    )
+    spans = snippets.sentence_spans(text)
+
+    def instructs(first: int, last: int) -> bool:
+        return bool(injection_findings(text[spans[first][0] : spans[last][1]], scope="document"))
+
+    planted = {i for i in range(len(spans)) if instructs(i, i)}
+    for i in range(len(spans) - 1):
+        if planted.isdisjoint({i, i + 1}) and instructs(i, i + 1):
+            planted |= {i, i + 1}
+    return " ".join(text[start:end] for i, (start, end) in enumerate(spans) if i not in planted)
 
 
 def support(sentence: str, passages: Sequence[str]) -> float:

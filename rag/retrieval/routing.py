@@ -50,6 +50,9 @@ _DOC_WORDS = (
     r"filings?|transcripts?|depositions?|decisions?|rulings?|decrees?|petitions?|affidavits?|covenants?"
 )
 _DOC_CUE = re.compile(rf"\b(?:{_DOC_WORDS})\b|\bbetween\b.+\band\b|\bv\.?\s|\bvs\.?\s", re.I)
+# A word that names a kind of document ("lease", "MSA", "judgment"): what tells "the MSA vs the
+# lease" (two documents) from "Smith vs. Jones" (a case name).
+DOCUMENT_WORD = re.compile(rf"\b(?:{_DOC_WORDS}|msa|sla|spa|apa)\b", re.I)
 _LEAD = (
     r"(?:consider(?:ing)?|regarding|concerning|re:?|in|under|per|according to|for|within|about|"
     r"with respect to|as to|from|on)"

@@ -138,6 +138,13 @@
     answerBox.append(el("p", { class: "muted small", text: `Request ${result.request_id || ""}` }));
   }
 
+  const NOT_FOUND_STEP = {
+    no_passages: "No passage was found for this part (or none fitted the context's token budget).",
+    not_in_passages: "Not found in the passages searched for this part.",
+    low_confidence: "The answer found for this part was too uncertain to use.",
+    unsupported: "The answer found for this part made claims its passages do not support, so it was not used.",
+  };
+
   // Chain of thought: the sub-questions, and (with show_cot_steps) each one's cited answer.
   function reasoningSteps(reasoning, citations) {
     const list = el("ol", { class: "reasoning-steps" });
@@ -145,7 +152,7 @@
     for (const step of steps) {
       const item = el("li", {}, el("strong", { text: step.question }));
       if (step.intermediate_answer) item.append(answerParagraph(step.intermediate_answer, citations));
-      else if ("intermediate_answer" in step) item.append(el("p", { class: "muted", text: "Not found in the sources." }));
+      else if ("intermediate_answer" in step) item.append(el("p", { class: "muted", text: NOT_FOUND_STEP[step.not_found_reason] || "Not found in the sources." }));
       if (typeof step.confidence_score === "number" && step.intermediate_answer) {
         item.append(el("span", { class: "muted small", text: `Confidence ${Math.round(step.confidence_score * 100)}%` }));
       }

@@ -31,16 +31,19 @@ class AgentSearchStage:
         if version is None:  # as rag.retrieval.search does: the routing profiles are cached per version
             version = selectors.index_version_get(tenant=ctx.tenant)
         planner = get_planner(tenant=ctx.tenant, index_version=version)
-        run = run_agent(
-            question=ctx.search_query,
-            tools=AgentTools(tenant=ctx.tenant, reader=ctx.reader),
-            planner=planner,
-            max_tool_calls=settings.RAG_AGENT_MAX_TOOL_CALLS,
-            time_budget=settings.RAG_AGENT_TIME_BUDGET_SECONDS,
-            evidence_limit=min(settings.RAG_AGENT_EVIDENCE_PASSAGES, config.context_passages),
-        )
-        # The Claude planner's calls are model calls too: counted, with their tokens and cost.
-        ctx.generations.extend(getattr(planner, "generations", ()))
+        try:
+            run = run_agent(
+                question=ctx.search_query,
+                tools=AgentTools(tenant=ctx.tenant, reader=ctx.reader),
+                planner=planner,
+                max_tool_calls=settings.RAG_AGENT_MAX_TOOL_CALLS,
+                time_budget=settings.RAG_AGENT_TIME_BUDGET_SECONDS,
+                evidence_limit=min(settings.RAG_AGENT_EVIDENCE_PASSAGES, config.context_passages),
+            )
+        finally:
+            # The Claude planner's calls are model calls too, paid for even when a later one fails:
+            # counted, with their tokens and cost, in the provenance and the audit row.
+            ctx.generations.extend(getattr(planner, "generations", ()))
         ctx.agent = run
         ctx.note(
             self.name,

@@ -6,14 +6,12 @@ each passage with its citation token, and the token depends on the template's ci
 
 from __future__ import annotations
 
-import dataclasses
-
 from rag.retrieval import service as retrieval
 from templates_admin.rendering import render
 
 from .. import tokens
 from ..context import QueryContext
-from ..context_builder import build_context
+from ..context_builder import SEPARATOR, build_context
 from ..reasoning import reasoning_block
 
 
@@ -84,18 +82,19 @@ class BuildPromptStage:
 
 
 def build_prompt(ctx: QueryContext, *, strictness: str):
-    """The answer's prompt; once reasoning steps are answered, they follow it for the synthesis."""
-    prompt = render(
+    """The answer's prompt; once reasoning steps are answered, they end its context (before the
+    question and the template's instructions) for the synthesis."""
+    context = ctx.context.text
+    if ctx.reasoning is not None and ctx.reasoning.done:
+        context = f"{context}{SEPARATOR}{reasoning_block(ctx.reasoning)}"
+    return render(
         ctx.template,
-        context=ctx.context.text,
+        context=context,
         question=ctx.search_query,
         citation_style=ctx.citation_style,
         strictness=strictness,
         follow_up_count=ctx.follow_up_count,
     )
-    if ctx.reasoning is not None and ctx.reasoning.done:
-        prompt = dataclasses.replace(prompt, user=f"{prompt.user}\n\n{reasoning_block(ctx.reasoning)}")
-    return prompt
 
 
 def prompt_tokens(prompt) -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from dataclasses import dataclass
 
 from django.conf import settings
 
@@ -23,7 +24,16 @@ from templates_admin.rendering import render
 from ..context import QueryContext
 from ..context_builder import ContextEntry, context_text
 from ..postprocess import process
-from ..reasoning import COMPARE, Reasoning, ReasoningStep, split_question
+from ..reasoning import (
+    COMPARE,
+    LOW_CONFIDENCE,
+    NO_PASSAGES,
+    NOT_IN_PASSAGES,
+    UNSUPPORTED,
+    Reasoning,
+    ReasoningStep,
+    split_question,
+)
 from ..verify import verify
 from .answer import strip_citations
 from .generate import call_model
@@ -50,12 +60,16 @@ class ReasoningSearchStage:
         if ctx.retrieval is None:  # the plain pipeline's passages (agentic mode has set its own)
             ctx.retrieval = retrieval.passages(ctx.ranked, reader=ctx.reader)
         depth = config.max_reasoning_depth
+        scope = _Scope.of(ctx)
         steps, found = [], []
         for number, (question, focus) in enumerate(zip(split.questions, split.focuses, strict=True), start=1):
             if number > depth:
                 break
-            passages = _search(ctx, question, one_document=split.kind == COMPARE)
-            steps.append(ReasoningStep(number, question, focus, chunk_ids=[p.chunk_id for p in passages]))
+            proper, passages = _search(ctx, question, compare=split.kind == COMPARE, scope=scope)
+            step = ReasoningStep(number, question, proper or focus, chunk_ids=[p.chunk_id for p in passages])
+            if not passages:
+                step.not_found_reason = NO_PASSAGES
+            steps.append(step)
             found.append(passages)
         limit = max(config.context_passages, STEP_PASSAGES * len(steps))
         merged = _interleaved([*found, ctx.retrieval.passages])[:limit]
@@ -72,27 +86,52 @@ class ReasoningSearchStage:
         return ctx
 
 
-def _search(ctx: QueryContext, question: str, *, one_document: bool) -> list:
-    """A sub-question's best passages, searched like the question (same mode, filters, weights).
-    `one_document`: a side of a comparison is answered only from the documents it names, when
-    routing found them, so one contract's clause is never presented as the other's."""
+@dataclass(frozen=True)
+class _Scope:
+    """The documents the whole question was narrowed to, which its parts keep to."""
+
+    evidence: tuple[int, ...] = ()  # agentic mode: the documents of the agent's evidence
+    named: tuple[int, ...] = ()  # the documents the question names (routing with a reference)
+
+    @classmethod
+    def of(cls, ctx: QueryContext) -> _Scope:
+        if ctx.agent is not None:  # the agent applied the question's constraints (doc_id, year, party)
+            return cls(evidence=tuple(dict.fromkeys(item.passage.document_id for item in ctx.agent.evidence)))
+        routing = ctx.retrieval.routing
+        return cls(named=tuple(d.document_id for d in routing.documents) if routing.reference else ())
+
+
+def _search(ctx: QueryContext, question: str, *, compare: bool, scope: _Scope) -> tuple[str, list]:
+    """A sub-question's question proper (without the document it names, "" when it names none) and
+    best passages, searched like the question (same mode, filters, weights), within `scope`. A
+    side of a comparison, or a part naming its document, is answered only from the documents it
+    names, so one contract's clause is never presented as the other's; a part naming none keeps to
+    the documents the whole question named ("… of the MSA, and what is the notice period?")."""
     config = ctx.config
+    filters = config.filters
+    if scope.evidence:
+        filters = dataclasses.replace(filters, document_ids=scope.evidence)
     found = retrieval.search(
         tenant=ctx.tenant,
         query=question,
         mode=config.search_mode,
-        filters=config.filters,
+        filters=filters,
         candidate_pool=max(settings.RAG_CANDIDATE_POOL, config.top_k),
         index_version=ctx.index_version,
     )
+    proper = found.question if found.routing.reference else ""
     ranked = retrieval.rank(found, top_k=config.top_k, similarity_threshold=config.similarity_threshold)
     best = best_cosine(ranked)
     if best is not None and best < settings.RAG_MIN_SEMANTIC_SIMILARITY:
-        return []  # nothing close enough to this part, as the rank stage decides for a question
-    if one_document and found.routing.documents:
+        return proper, []  # nothing close enough to this part, as the rank stage decides for a question
+    if found.routing.documents and (compare or found.routing.reference):
         ranked = dataclasses.replace(ranked, items=[item for item in ranked.items if item[0].routed])
+    elif scope.named:
+        named = set(scope.named)
+        items = [item for item in ranked.items if item[0].hit.document_id in named]
+        ranked = dataclasses.replace(ranked, items=items)
     ranked = retrieval.rerank(ranked, enabled=config.reranking_enabled, max_chunks=STEP_PASSAGES)
-    return retrieval.passages(ranked, reader=ctx.reader).passages
+    return proper, retrieval.passages(ranked, reader=ctx.reader).passages
 
 
 def _interleaved(lists: list[list]) -> list:
@@ -122,6 +161,8 @@ class ReasoningStage:
             step.citation_ids = [entry.source.citation_id for entry in own]
             if own:
                 _answer(ctx, step, own)
+            else:  # none found, or none within the token budget
+                step.not_found_reason = NO_PASSAGES
             step.execution_time_ms = round((time.perf_counter() - started) * 1000, 2)
         reasoning.done = True
         ctx.prompt = build_prompt(ctx, strictness=ctx.strictness)  # now followed by the steps
@@ -136,8 +177,9 @@ class ReasoningStage:
 
 
 def _answer(ctx: QueryContext, step: ReasoningStep, entries: list[ContextEntry]) -> None:
-    """Answer `step` from its passages; only verified citations are kept, and an answer left with
-    none is "not found" (None), as the final answer would be."""
+    """Answer `step` from its passages, held to the final answer's standards: only verified
+    citations are kept, and an answer left with none, under MIN_CONFIDENCE_THRESHOLD, or with
+    claims its passages do not support is "not found" (None), so the synthesis never builds on it."""
     sources = tuple(entry.source for entry in entries)
     prompt = render(
         ctx.template,
@@ -153,16 +195,25 @@ def _answer(ctx: QueryContext, step: ReasoningStep, entries: list[ContextEntry])
     generation = call_model(ctx, prompt, question=step.focus or step.question, sources=sources)
     processed = process(generation.text, sources, follow_up_count=0)
     if processed.answer is None:
+        step.not_found_reason = NOT_IN_PASSAGES
         return
     verification = verify(processed, sources)
     bad = set(verification.invalid_citations) | set(verification.misquoted)
     kept = [citation for citation in processed.citations if citation.token not in bad]
     if not kept:
+        step.not_found_reason = NOT_IN_PASSAGES
+        return
+    if verification.unsupported:
+        step.not_found_reason = UNSUPPORTED
+        return
+    if processed.confidence is not None:
+        confidence = processed.confidence
+    else:
+        confidence = round(sum(c.source.similarity_score for c in kept) / len(kept), 4)
+    if confidence < settings.MIN_CONFIDENCE_THRESHOLD:
+        step.not_found_reason = LOW_CONFIDENCE
         return
     step.answer = strip_citations(processed.answer, bad) if bad else processed.answer
     step.citations = list(dict.fromkeys(citation.source.citation_id for citation in kept))
     step.quotes = [(citation.source.citation_id, citation.snippet) for citation in kept]
-    if processed.confidence is not None:
-        step.confidence = processed.confidence
-    else:
-        step.confidence = round(sum(c.source.similarity_score for c in kept) / len(kept), 4)
+    step.confidence = confidence

@@ -328,6 +328,18 @@ def test_the_agentic_pipeline_plans_with_claude(tenant, corpus, contracts, claud
     assert audit.tokens_used == provenance["tokens_used"] and audit.cost_estimate > 0
 
 
+def test_planning_calls_paid_before_a_failure_are_still_audited(tenant, corpus, contracts, claude, settings):
+    settings.RAG_AGENT_PLANNER = "llm"
+    claude.script += [DECOMPOSITION, PLAN, api_error(500, "api_error", "boom")]
+    with pytest.raises(LLMUnavailable):
+        run_query(
+            tenant=tenant, question=QUESTION, agentic=True, use_cache=False, request_id="req_failed_plan"
+        )
+    audit = AuditLog.objects.get(request_id="req_failed_plan")
+    assert audit.status == "failed" and audit.error_type == "LLMUnavailable"
+    assert audit.tokens_used == 2 * (500 + 60) and audit.model_provider == "anthropic"
+
+
 def test_without_claudes_filter_the_same_search_finds_the_2022_contract_too(tenant, contracts, claude):
     """The control for the filter test above: the year filter is what leaves only 2023."""
     unfiltered = reply(tool_use("search_text", {"bucket": "contract", "query": "terminate notice"}))
