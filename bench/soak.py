@@ -500,8 +500,9 @@ def main() -> None:
         f"0.05-0.25 s think time), gunicorn {args.workers} workers x {args.threads} threads + one Celery "
         "worker (prefork, concurrency 1), real PostgreSQL (database lexrag_soak) and Redis (own queue "
         "and cache prefix), offline extractive model",
-        f"machine: {os.cpu_count()} cores SHARED with other engineers' test runs during this soak; "
-        f"load average {load:.1f} at the end; reference Python loop {speed:.0f} ms (lower is faster)",
+        f"machine: {os.cpu_count()} cores, shared by the load generator, web, worker, PostgreSQL and Redis "
+        f"(and whatever else runs); load average {load:.1f} at the end; reference Python loop {speed:.0f} ms "
+        "(lower is faster)",
         f"uploads: at most one per {args.upload_interval:.0f} s, TXT and PDF (one to two pages) alternating",
         "",
         f"{'kind':<16} {'requests':>8} {'errors':>7} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}",
