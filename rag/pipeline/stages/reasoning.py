@@ -92,13 +92,17 @@ class _Scope:
 
     evidence: tuple[int, ...] = ()  # agentic mode: the documents of the agent's evidence
     named: tuple[int, ...] = ()  # the documents the question names (routing with a reference)
+    gated: bool = True  # the parts pass the "nothing relevant" gate (the question did not)
 
     @classmethod
     def of(cls, ctx: QueryContext) -> _Scope:
+        gated = not ctx.retrieval.passages
         if ctx.agent is not None:  # the agent applied the question's constraints (doc_id, year, party)
-            return cls(evidence=tuple(dict.fromkeys(item.passage.document_id for item in ctx.agent.evidence)))
+            documents = tuple(dict.fromkeys(item.passage.document_id for item in ctx.agent.evidence))
+            return cls(evidence=documents, gated=gated)
         routing = ctx.retrieval.routing
-        return cls(named=tuple(d.document_id for d in routing.documents) if routing.reference else ())
+        named = tuple(d.document_id for d in routing.documents) if routing.reference else ()
+        return cls(named=named, gated=gated)
 
 
 def _search(ctx: QueryContext, question: str, *, compare: bool, scope: _Scope) -> tuple[str, list]:
@@ -122,7 +126,10 @@ def _search(ctx: QueryContext, question: str, *, compare: bool, scope: _Scope) -
     proper = found.question if found.routing.reference else ""
     ranked = retrieval.rank(found, top_k=config.top_k, similarity_threshold=config.similarity_threshold)
     best = best_cosine(ranked)
-    if best is not None and best < settings.RAG_MIN_SEMANTIC_SIMILARITY:
+    # The "nothing relevant" gate is calibrated on whole questions; a short part ("who is the
+    # seller?") scores lower against the same passage. When the question itself passed it, a part
+    # is not gated again: its answer is still held to the citation and confidence checks.
+    if scope.gated and best is not None and best < settings.RAG_MIN_SEMANTIC_SIMILARITY:
         return proper, []  # nothing close enough to this part, as the rank stage decides for a question
     if found.routing.documents and (compare or found.routing.reference):
         ranked = dataclasses.replace(ranked, items=[item for item in ranked.items if item[0].routed])
