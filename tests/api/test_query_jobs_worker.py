@@ -6,12 +6,10 @@ import time
 import pytest
 from rest_framework.test import APIClient
 
-from rag import services as rag_services
-from rag.ingest import service
 from tenants import services as tenant_services
 from tenants.models import Role
 from tests.factories import TenantFactory
-from tests.rag.pipeline.conftest import MSA, MSA_TITLE
+from tests.rag.pipeline.conftest import ingest_msa
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -31,15 +29,7 @@ def poll(client, url, *, timeout=120):
 def test_an_async_query_is_run_by_a_real_worker(celery_worker, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     tenant = TenantFactory(slug="worker-firm")
-    case = rag_services.case_create(tenant=tenant, name="Worker matter")
-    outcome = service.ingest_now(
-        tenant=tenant,
-        case=case,
-        filename="msa.txt",
-        content=MSA.encode(),
-        fields=service.DocumentFields(title=MSA_TITLE),
-    )
-    assert outcome.status == "ok"
+    ingest_msa(tenant, case_name="Worker matter")
     _, raw_key = tenant_services.api_key_create(tenant=tenant, name="worker", role=Role.VIEWER)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Api-Key {raw_key}")

@@ -18,30 +18,19 @@ def main() -> None:
     django.setup()
     from django.core.management import call_command
 
-    from rag import services as rag_services
-    from rag.ingest import service
     from tenants import services as tenant_services
     from tenants.models import Role
-    from tests.rag.pipeline.conftest import MSA, MSA_TITLE
+    from tests.rag.pipeline.conftest import ingest_msa
 
     call_command("migrate", verbosity=0, interactive=False)
     tenant = tenant_services.tenant_create(slug="fault-firm", name="Fault Firm LLP")
     _, api_key = tenant_services.api_key_create(tenant=tenant, name="fault tests", role=Role.MEMBER)
-    case = rag_services.case_create(tenant=tenant, name="Fault matter")
-    outcome = service.ingest_now(
-        tenant=tenant,
-        case=case,
-        filename="msa.txt",
-        content=MSA.encode(),
-        fields=service.DocumentFields(title=MSA_TITLE),
-    )
-    if outcome.status != "ok":
-        raise SystemExit(f"seed document not ingested: {outcome.reason}")
+    case, document = ingest_msa(tenant, case_name="Fault matter")
     seed = {
         "api_key": api_key,
         "tenant_id": tenant.pk,
         "case_id": case.pk,
-        "document_id": outcome.document.pk,
+        "document_id": document.pk,
     }
     print(json.dumps(seed))
 

@@ -8,12 +8,10 @@ import threading
 
 import pytest
 
-from rag import services as rag_services
-from rag.ingest import service
 from rag.models import AuditLog, AuditStatus
 from tenants.models import Role
 from tests.rag.llm.conftest import FakeServer, Reply
-from tests.rag.pipeline.conftest import MSA, MSA_TITLE
+from tests.rag.pipeline.conftest import ingest_msa
 
 pytestmark = pytest.mark.django_db
 
@@ -47,15 +45,7 @@ def model(settings):
 def client(tenant, make_key_client, settings, tmp_path):
     """A viewer's API client of a tenant with one ingested contract."""
     settings.MEDIA_ROOT = tmp_path / "media"
-    case = rag_services.case_create(tenant=tenant, name="Model faults")
-    outcome = service.ingest_now(
-        tenant=tenant,
-        case=case,
-        filename="msa.txt",
-        content=MSA.encode(),
-        fields=service.DocumentFields(title=MSA_TITLE),
-    )
-    assert outcome.status == "ok", outcome.reason
+    ingest_msa(tenant, case_name="Model faults")
     return make_key_client(tenant, Role.VIEWER)
 
 

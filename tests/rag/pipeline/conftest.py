@@ -33,6 +33,23 @@ LEASE = (
 )
 
 
+def ingest_msa(tenant, *, case_name: str):
+    """A new case of `tenant` holding the MSA, ingested now (no task queue); returns (case, document)."""
+    from rag import services as rag_services
+    from rag.ingest import service
+
+    case = rag_services.case_create(tenant=tenant, name=case_name)
+    outcome = service.ingest_now(
+        tenant=tenant,
+        case=case,
+        filename="msa.txt",
+        content=MSA.encode(),
+        fields=service.DocumentFields(title=MSA_TITLE),
+    )
+    assert outcome.status == "ok", outcome.reason
+    return case, outcome.document
+
+
 @pytest.fixture(autouse=True)
 def _isolated_answer_cache(settings):
     """Each test gets its own key prefix in the "rag" cache (real Redis when REDIS_URL is set), so
