@@ -110,7 +110,7 @@ def documents_requeue_stalled(*, now=None) -> int:
                 logger.error(
                     "ingest lost its worker too often", extra={"document_id": document.pk, "runs": runs}
                 )
-                service._fail(
+                service.document_fail(
                     document,
                     "WorkerLost",
                     f"Ingestion stopped {runs} times because its worker died; the file may be too large "
@@ -122,7 +122,7 @@ def documents_requeue_stalled(*, now=None) -> int:
                 status=DocumentStatus.QUEUED, progress=0, stage="queued again", updated_at=now
             ):
                 continue  # another worker's sweep took it, or it came back to life
-            transaction.on_commit(lambda document=document: service._enqueue_ingest(document))
+            transaction.on_commit(lambda document=document: service.ingest_enqueue(document))
         logger.warning(
             "ingest lost its worker: queued again", extra={"document_id": document.pk, "runs": runs}
         )

@@ -138,7 +138,7 @@ def document_upload(
             document.file.save(f"upload.{kind}", ContentFile(content), save=False)
             document.save()
             if enqueue:
-                transaction.on_commit(lambda: _enqueue_ingest(document))
+                transaction.on_commit(lambda: ingest_enqueue(document))
     except IntegrityError:
         # Another upload of the same bytes won the race; it is the document.
         _delete_stored_files([document.file.name])
@@ -286,7 +286,8 @@ def ingest_now(
     return IngestOutcome("failed", document, document.error_message)
 
 
-def _enqueue_ingest(document: Document) -> None:
+def ingest_enqueue(document: Document) -> None:
+    """Queue the document's ingestion task (call it on commit: the worker must see the row)."""
     from rag.tasks import ingest_document
 
     ingest_document.delay(document.pk, document.tenant_id)
@@ -328,9 +329,9 @@ def document_ingest(*, tenant: Tenant, document_id: int) -> Document:
     try:
         return _ingest(document)
     except ApplicationError as exc:
-        _fail(document, exc.error_type, exc.message)
+        document_fail(document, exc.error_type, exc.message)
     except embedding.EmbeddingModelUnavailable as exc:
-        _fail(document, "EmbeddingModelUnavailable", str(exc))
+        document_fail(document, "EmbeddingModelUnavailable", str(exc))
     document.refresh_from_db()
     return document
 
@@ -418,7 +419,8 @@ def _embed_with_reuse(document: Document, texts: list[str], hashes: list[str]) -
     return known
 
 
-def _fail(document: Document, error_type: str, message: str) -> None:
+def document_fail(document: Document, error_type: str, message: str) -> None:
+    """Mark the document failed with `error_type` and a message for its owner, its chunks removed."""
     logger.warning("ingest failed", extra={"document_id": document.pk, "error_type": error_type})
     with transaction.atomic():
         locked = Document.objects.select_for_update().get(pk=document.pk)
@@ -434,7 +436,7 @@ def _fail(document: Document, error_type: str, message: str) -> None:
 def document_fail_unexpectedly(*, tenant: Tenant, document_id: int) -> None:
     """Mark a document failed after an unexpected error or exhausted retries (called by the task)."""
     document = selectors.document_get(tenant=tenant, document_id=document_id)
-    _fail(
+    document_fail(
         document,
         "InternalError",
         "Ingestion failed unexpectedly. Try reindexing; if it persists, contact support.",
@@ -450,7 +452,7 @@ def document_reindex(*, tenant: Tenant, document_id: int) -> Document:
 def _requeue(document: Document, *, enqueue: bool) -> Document:
     _set_progress(document, progress=0, stage="queued", status=DocumentStatus.QUEUED)
     if enqueue:
-        transaction.on_commit(lambda: _enqueue_ingest(document))
+        transaction.on_commit(lambda: ingest_enqueue(document))
     document.refresh_from_db()
     return document
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import glob
 import itertools
 import random
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -402,11 +401,9 @@ def test_a_real_cuad_contract():
 
 @pytest.mark.slow
 @pytest.mark.skipif(not CUAD_FULL_DIR.is_dir(), reason="full CUAD corpus not present")
-def test_the_full_cuad_corpus_in_seconds():
+def test_the_full_cuad_corpus_chunks_correctly():
+    """Every CUAD contract chunks within bounds (the speed is bench/ingest.py's, not a timed test)."""
     texts = [Path(p).read_text(encoding="utf-8") for p in sorted(glob.glob(str(CUAD_FULL_DIR / "*.txt")))]
-    started = time.perf_counter()
     results = [chunk_text(text) for text in texts]
-    elapsed = time.perf_counter() - started
-    assert elapsed < 20, f"{elapsed:.1f} s"
     for text, chunks in zip(texts, results, strict=True):
         check_chunks(text, chunks, DEFAULT_SIZE, DEFAULT_OVERLAP)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import time
 
 import pytest
 
@@ -163,19 +162,16 @@ def test_random_source_substrings_normalize_consistently():
             assert normalize(source[a : b + 1]).text == norm.text[index[a] : index[b] + 1]
 
 
-def test_two_megabytes_in_well_under_a_second():
+def test_two_megabytes_normalize_in_one_pass():
+    """A 2 MB contract normalizes whole (its speed is bench/ingest.py's "normalize" stage, not a
+    timed test: a busy machine must not fail the suite)."""
     paragraph = (
         "THIS AGREEMENT (the \u201cAgreement\u201d) is made  by and between Acme, Inc.\r\n"
         "and Beta Corp. (the \u201cParties\u201d).\tThe parties agree-\r\nment is binding;\x0c"
         "Section\u00a05.1  Term.\r\n\r\n"
     )
     source = paragraph * (2_000_000 // len(paragraph) + 1)
-    elapsed = []
-    for _ in range(2):  # the better of two runs, so a busy machine does not fail the test
-        started = time.perf_counter()
-        norm = normalize(source)
-        elapsed.append(time.perf_counter() - started)
+    norm = normalize(source)
     assert norm.text.startswith('THIS AGREEMENT (the "Agreement") is made by and between Acme, Inc. and Beta')
     assert "agreement is binding; Section 5.1 Term. THIS" in norm.text
-    # Seven whitespace runs to collapse per line: real contracts normalize about 4x faster.
-    assert min(elapsed) < 0.8, f"normalize() took {min(elapsed):.2f} s for {len(source)} chars"
+    assert norm.text.count("THIS AGREEMENT") == source.count("THIS AGREEMENT")
