@@ -8,7 +8,15 @@ prompt asks every model for (orchestration spec, "Expected Model Output Format")
     {"answer": "...", "citations": [{"id", "doc_id", "snippet"}], "follow_ups": [...],
      "confidence": 0..1, "disclaimer": "..."}
 
-How sentences are chosen: the question (with the wording of any clause type it names, see
+How sentences are chosen, when the passages were reranked by the cross-encoder (each source
+carries its best answer window, `focus`, and that window's `answer_score`): the best-scoring
+window is quoted first, its operative sentence(s) only (a heading or clause number that led the
+window is left out); up to MAX_QUOTES - 1 more windows follow that score at least
+RELATIVE_WINDOW_SCORE of it and MIN_WINDOW_SCORE, never the same words of a document twice
+(chunks overlap). Quotes are grouped by document, the lead's document first. The confidence is
+the lead window's score, calibrated (`window_confidence`).
+
+Without reranking, the question (with the wording of any clause type it names, see
 rag.retrieval.legal_terms) is parsed like a keyword query; each sentence of each readable source
 scores the summed weights of the distinct query terms it contains, rarer terms across the context
 weighing more, scaled by its passage's retrieval relevance. The best sentence is quoted, and up to
@@ -39,6 +47,10 @@ from .base import Finding, Generation, GenerationRequest, Source
 MODEL = "extractive-v1"
 MAX_QUOTES = 3
 RELATIVE_SCORE = 0.6
+# With reranked sources: further windows quoted only when they score this well, absolutely and
+# relative to the lead window.
+MIN_WINDOW_SCORE = 0.5
+RELATIVE_WINDOW_SCORE = 0.8
 RAW_AT_HALF = 0.3  # see _confidence
 MAX_SENTENCE_CHARS = 600  # a "sentence" longer than this (a run-on list) is cut at a word end
 REDACTED = "[REDACTED]"
@@ -84,6 +96,9 @@ class ExtractiveProvider:
 
 def answer(question: str, sources: tuple[Source, ...] | list[Source], *, follow_up_count: int = 2) -> dict:
     """The reply as a dict in the model output format (see the module docstring)."""
+    windows = [s for s in sources if s.answer_score is not None and s.focus.strip() and _readable(s)]
+    if windows:
+        return _from_windows(question, windows, follow_up_count)
     terms = snippets.query_terms(legal_terms.expand(question))
     sentences = _sentences(sources, terms)
     weights = _term_weights(terms, sentences)
@@ -137,6 +152,93 @@ def synthesis(findings: tuple[Finding, ...], sources, *, follow_up_count: int = 
         "confidence": min(finding.confidence for finding in answered),
         "disclaimer": DISCLAIMER,
     }
+
+
+def _from_windows(question: str, sources: list[Source], follow_up_count: int) -> dict:
+    """The reply quoting the cross-encoder's best answer windows (see the module docstring)."""
+    ranked = sorted(sources, key=lambda s: -s.answer_score)  # stable: context order breaks ties
+    lead = ranked[0]
+    quotes: list[_Sentence] = []
+    for source in ranked:
+        if len(quotes) == MAX_QUOTES:
+            break
+        if quotes and (
+            source.answer_score < MIN_WINDOW_SCORE
+            or source.answer_score < RELATIVE_WINDOW_SCORE * lead.answer_score
+        ):
+            break
+        text = operative_text(source.focus)
+        if not any(_overlaps(q, source, text) for q in quotes):
+            quotes.append(_Sentence(source, text, frozenset(), len(quotes)))
+    return {
+        "answer": _grouped(quotes),
+        "citations": [
+            {"id": q.source.citation_id, "doc_id": str(q.source.document_id), "snippet": q.text}
+            for q in quotes
+        ],
+        "follow_ups": follow_ups(question, quotes, follow_up_count),
+        "confidence": window_confidence(lead.answer_score),
+        "disclaimer": DISCLAIMER,
+    }
+
+
+def window_confidence(score: float) -> float:
+    """The confidence of an answer whose lead window the cross-encoder scored `score` (0..1)."""
+    return round(max(0.0, min(score, 1.0)), 3)
+
+
+def _overlaps(quote: _Sentence, source: Source, text: str) -> bool:
+    """Whether `text` of `source` repeats words already quoted from the same document."""
+    if quote.source.document_id != source.document_id:
+        return False
+    return text in quote.text or quote.text in text or text[:80] == quote.text[:80]
+
+
+def _grouped(quotes: list[_Sentence]) -> str:
+    """The quotes grouped by document (documents in order of their first quote): one sentence per
+    document naming it, its quotes each followed by its citation token."""
+    by_document: dict[int, list[_Sentence]] = {}
+    for quote in quotes:
+        by_document.setdefault(quote.source.document_id, []).append(quote)
+    parts = []
+    for group in by_document.values():
+        quoted = "; and ".join(f'"{q.text}" [{q.source.citation_id}]' for q in group)
+        parts.append(f"{_title(group[0].source)} states: {quoted}")
+    return " ".join(parts)
+
+
+# A heading or clause number leading a window: "13. Governing Law.", "15 INTELLECTUAL PROPERTY",
+# "(b) Term.", "ARTICLE IX"; short, and no verb-bearing lower-case run of words.
+_HEADING = re.compile(
+    r"^(?:(?:article|section|clause)\s+)?[\dIVXivx]+(?:\.\d+)*[.)]?\s+[^a-z]*$"
+    r"|^\(?[a-z\d]{1,3}[.)]\s+[A-Z][\w ,&/-]{0,60}\.?$|^[^a-z]{1,80}$",
+    re.I,
+)
+_HEADING_MAX_CHARS = 80
+
+
+def operative_text(window: str) -> str:
+    """The window's text with whitespace collapsed, without the heading(s) leading it and cut at a
+    word end past MAX_SENTENCE_CHARS."""
+    text = " ".join(window.split())
+    spans = snippets.sentence_spans(text)
+    while len(spans) > 1 and _is_heading(text[spans[0][0] : spans[0][1]]):
+        spans = spans[1:]
+    text = text[spans[0][0] :] if spans else text
+    if len(text) > MAX_SENTENCE_CHARS:
+        text = text[: text.rfind(" ", 0, MAX_SENTENCE_CHARS)]
+    return text
+
+
+def _is_heading(sentence: str) -> bool:
+    sentence = sentence.strip()
+    if len(sentence) > _HEADING_MAX_CHARS:
+        return False
+    return bool(_HEADING.match(sentence)) or sentence.isupper() or not any(c.islower() for c in sentence)
+
+
+def _readable(source: Source) -> bool:
+    return bool(source.text.strip()) and source.text.strip() != REDACTED
 
 
 def _same_place(quote: _Sentence, sentence: _Sentence) -> bool:

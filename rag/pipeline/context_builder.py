@@ -106,6 +106,14 @@ def citation_ids(passages: Sequence[Passage], citation_style: str) -> list[str]:
     return ids
 
 
+def _focus(passage: Passage, text: str) -> str:
+    """The passage's best answer window as it stands in `text` ("" when there is none in it)."""
+    if passage.redacted or passage.answer_start is None or passage.answer_end is None:
+        return ""
+    start, end = passage.answer_start - passage.char_start, passage.answer_end - passage.char_start
+    return text[start:end] if 0 <= start < end <= len(text) else ""
+
+
 def build_context(passages: Sequence[Passage], *, citation_style: str, token_budget: int) -> BuiltContext:
     """The context for `passages` (best first) within `token_budget` tokens."""
     entries: list[ContextEntry] = []
@@ -134,13 +142,16 @@ def build_context(passages: Sequence[Passage], *, citation_style: str, token_bud
         block = frame + _defused(body) + "\n" + footer
         blocks.append(block)
         used += overhead + body_tokens
+        text = passage.text if not truncated else body.removesuffix(ELLIPSIS)
         source = Source(
             citation_id=citation_id,
             document_id=passage.document_id,
             title=passage.title,
             page=passage.page_start,
-            text=passage.text if not truncated else body.removesuffix(ELLIPSIS),
+            text=text,
             similarity_score=passage.similarity_score,
+            answer_score=passage.answer_score,
+            focus=_focus(passage, text),
         )
         entries.append(ContextEntry(source, passage, overhead + body_tokens, truncated, patterns, block))
     return BuiltContext(

@@ -77,17 +77,22 @@ class OnnxCrossEncoder:
         """The model's logit for each (query, text) pair, in order."""
         import numpy
 
-        out: list[float] = []
-        for start in range(0, len(texts), BATCH):
-            encoded = self._tokenizer.encode_batch([(query, text) for text in texts[start : start + BATCH]])
+        # Batches of similar length pad less: the pairs are scored shortest first.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: dict[int, float] = {}
+        for start in range(0, len(order), BATCH):
+            batch = order[start : start + BATCH]
+            encoded = self._tokenizer.encode_batch([(query, texts[i]) for i in batch])
             feed = {
                 "input_ids": numpy.array([e.ids for e in encoded], dtype=numpy.int64),
                 "attention_mask": numpy.array([e.attention_mask for e in encoded], dtype=numpy.int64),
                 "token_type_ids": numpy.array([e.type_ids for e in encoded], dtype=numpy.int64),
             }
             result = self._session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
-            out.extend(float(value) for value in result.reshape(len(encoded), -1)[:, 0])
-        return out
+            out.update(
+                zip(batch, (float(value) for value in result.reshape(len(encoded), -1)[:, 0]), strict=True)
+            )
+        return [out[i] for i in range(len(texts))]
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         """The Reranker protocol: relevance in 0..1 per passage."""

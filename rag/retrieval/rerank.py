@@ -13,11 +13,18 @@ passages, scores the mixture poorly (measured in bench/README.md). `score_passag
 passage's few windows that share most words with the question (a sentence; a short heading is read
 with the sentence after it), scores them, and gives each passage its best window's score and span.
 The span becomes the passage's snippet and the sentence the answer quotes first.
+
+The model likes text that repeats the question's words, so three kinds of window that rarely answer
+a question but often share its words are discounted (`OFF_TOPIC_PRIOR`), unless the question asks
+for what they hold: the parties paragraph ("This Agreement is entered into ... by and between ...",
+unless the question asks who the parties are or when it was made), a definition ('"Term" means
+...', unless it asks what something means) and a heading alone.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -78,6 +85,38 @@ MIN_WINDOW_CHARS = 80
 MAX_WINDOW_CHARS = 700
 
 
+# The model's relevance of an off-topic kind of window (see the module docstring) is multiplied by this.
+OFF_TOPIC_PRIOR = 0.3
+_PARTIES = re.compile(
+    r"\b(?:by and (?:between|among)|(?:made|entered into)(?: and entered into)?,? "
+    r"(?:as of|on|effective|this)|is (?:made|entered into) (?:by|between))\b",
+    re.I,
+)
+_ASKS_PARTIES = re.compile(
+    r"\b(?:part(?:y|ies)|who (?:is|are|signed)|signator|dated?|effective date|signed|executed|"
+    r"entered into)\b",
+    re.I,
+)
+_DEFINITION = re.compile(
+    r"^\W{0,3}(?:(?:section|article|§)?\s*[\d.()a-z]{0,8}\s+)?[\"\u201c][^\"\u201d]{1,80}[\"\u201d]\s+"
+    r"(?:shall\s+)?(?:means?|has the meaning|shall have the meaning|refers? to)\b",
+    re.I,
+)
+_ASKS_DEFINITION = re.compile(r"\b(?:mean|meaning|defin\w*)\b", re.I)
+
+
+def window_prior(question: str, window: str) -> float:
+    """How much to trust the model's score of `window` for `question` (1, or OFF_TOPIC_PRIOR for a
+    parties paragraph, definition or lone heading the question does not ask for)."""
+    if _PARTIES.search(window) and not _ASKS_PARTIES.search(question):
+        return OFF_TOPIC_PRIOR
+    if _DEFINITION.match(window) and not _ASKS_DEFINITION.search(question):
+        return OFF_TOPIC_PRIOR
+    if len(window) < MIN_WINDOW_CHARS and not any(c.islower() for c in window):
+        return OFF_TOPIC_PRIOR
+    return 1.0
+
+
 @dataclass(frozen=True)
 class WindowScore:
     """A passage's best answer window: the model's relevance (0..1) and its span in the passage."""
@@ -115,7 +154,9 @@ def score_passages(
     the windows shown to the model are those matching most of `terms`."""
     spans = [answer_windows(text, terms, windows_per_passage) for text in texts]
     pairs = [(i, span) for i, passage_spans in enumerate(spans) for span in passage_spans]
-    scores = reranker.score(question, [_window_text(texts[i], span) for i, span in pairs])
+    windows = [_window_text(texts[i], span) for i, span in pairs]
+    scores = reranker.score(question, windows)
+    scores = [score * window_prior(question, window) for score, window in zip(scores, windows, strict=True)]
     best: list[WindowScore | None] = [None] * len(texts)
     for (i, (start, end)), score in zip(pairs, scores, strict=True):
         if best[i] is None or score > best[i].score:

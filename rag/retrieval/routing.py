@@ -70,8 +70,8 @@ _TRAILING = re.compile(
 # first ("… applies to Hooli and Pied Piper?") and years.
 _NAME = re.compile(r"(?<=\S)[\s/]+([A-Z][\w&.'-]*)|\b((?:19|20)\d\d)\b")
 _WORD = re.compile(r"[a-z0-9]+(?:[.'-][a-z0-9]+)*")
-_QUESTION_WORD_RE = re.compile(r"[\w'’.-]*\w")
-_POSSESSIVE = re.compile(r"['’]s\b", re.I)
+_QUESTION_WORD_RE = re.compile(r"[\w'\u2019.-]*\w")
+_POSSESSIVE = re.compile(r"['\u2019]s\b", re.I)
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|[_\-.]+")
 _STOPWORDS = frozenset(
     re.findall(
@@ -144,8 +144,11 @@ class Routing:
 
     @property
     def content_question(self) -> str:
-        """The question without the words that named its document: what passages are scored on."""
-        return strip_words(self.question, self.naming)
+        """The question without the words that named its document: what passages are scored on.
+        When documents were routed, a phrase naming the document ("the Flotek supply agreement")
+        becomes "the agreement" too."""
+        stripped = strip_words(self.question, self.naming)
+        return generic_reference(stripped) if self.documents else stripped
 
     def match(self, document_id: int) -> float:
         """How well `document_id` matches the reference (0 when it was not routed)."""
@@ -183,6 +186,23 @@ def strip_words(question: str, words: tuple[str, ...]) -> str:
     stripped = " ".join(stripped.split()).replace(" ?", "?").replace(" ,", ",")
     stripped = re.sub(r"\s+(?:with|between|and|of|for|from|by|to)(?=[?.,]|$)", "", stripped, flags=re.I)
     return stripped if tokens(stripped) else question
+
+
+# "the terpene supply agreement", "its agreement", "the Good Sam endorsement deal": a phrase that
+# names the document by its kind, up to three words before the kind.
+_REFERENCE_PHRASE = re.compile(
+    r"\b(?:the|this|that|its|his|her|their|our|your|my)\s+(?:[\w'\u2019/&.-]+\s+){0,3}"
+    r"(?:agreements?|contracts?|deals?|amendments?|arrangements?|sponsorships?|licen[cs]es?|leases?|"
+    r"franchises?|endorsements?|non-competes?|mou|msa|nda)\b(?!\s+(?:fee|term|period|rights?)\b)",
+    re.I,
+)
+
+
+def generic_reference(question: str) -> str:
+    """`question` with a phrase naming a document by its kind replaced by "the agreement": which
+    agreement is routing's business; scoring passages on "supply agreement" finds the title and the
+    parties paragraph rather than the clause asked about."""
+    return _REFERENCE_PHRASE.sub("the agreement", question)
 
 
 class _Profiles:
@@ -319,5 +339,6 @@ def route(*, tenant: Tenant, query: str, index_version: int, filters: SearchFilt
         for pk, score in ranked[:MAX_ROUTED]
         if score >= ROUTE_RELATIVE * top
     )
-    naming = () if split.explicit else _naming(profiles, words, routed)
+    named = _names(split.question) if split.explicit else words
+    naming = _naming(profiles, [word for word in named if word in profiles.frequency], routed)
     return Routing(split.reference, split.question, routed, naming)

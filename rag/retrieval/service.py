@@ -50,7 +50,7 @@ from .filters import SearchFilters
 from .hits import Hit
 from .hybrid import MODES, hybrid_search
 from .rerank import WindowScore, get_reranker, score_passages
-from .routing import Routing, route
+from .routing import Routing, generic_reference, route
 from .session import positive_int
 
 REDACTED = "[REDACTED]"
@@ -399,7 +399,7 @@ def _rescored(ranked: RankedSet, reranker) -> list[_Candidate]:
     question = found.routing.content_question or found.question
     windows = score_passages(
         reranker,
-        question,
+        generic_reference(question),
         [texts[c.hit.chunk_id] for c in candidates],
         terms=snippets.query_terms(legal_terms.expand(question)),
         windows_per_passage=settings.RAG_RERANK_WINDOWS,
