@@ -15,6 +15,7 @@ from tenants.models import Tenant
 from tenants.selectors import owned_get, owned_list
 
 from .models import AuditLog, Case, Chunk, Document, DocumentStatus, IndexVersion, RankingWeights
+from .retrieval.filters import SearchFilters
 from .retrieval.ranking import Weights
 
 
@@ -105,6 +106,13 @@ def document_ids_named(*, tenant: Tenant, name: str) -> QuerySet:
         .filter(Q(original_filename__iexact=name) | Q(title__iexact=name))
         .values_list("pk", flat=True)
     )
+
+
+def document_ids_within(*, tenant: Tenant, filters: SearchFilters) -> QuerySet:
+    """Ids of the tenant's documents that search under `filters` can reach (those with chunks the
+    filters let through), as a subquery; with empty filters, every document with chunks."""
+    chunks = owned_list(Chunk, tenant=tenant).filter(filters.as_q()).order_by()
+    return chunks.values_list("document_id", flat=True).distinct()
 
 
 def document_find_duplicate(*, tenant: Tenant, case: Case, sha256: str) -> Document | None:

@@ -26,6 +26,7 @@ from django.conf import settings
 
 from rag.llm import Generation
 from rag.llm.anthropic import AnthropicProvider, estimate_cost, is_message
+from rag.retrieval.filters import SearchFilters
 from tenants.models import Tenant
 
 from .planner import AgentState, filters_from
@@ -41,6 +42,7 @@ from .schema import (
     Review,
     ToolCall,
 )
+from .scope import AgentScope
 from .tools import TOOLS, bucket_names
 
 logger = logging.getLogger(__name__)
@@ -176,9 +178,10 @@ REVIEW_TOOLS = [*(anthropic_tool(schema) for schema in TOOLS), FINISH_TOOL]
 class LLMPlanner:
     name = "llm"
 
-    def __init__(self, *, tenant: Tenant, index_version: int):
+    def __init__(self, *, tenant: Tenant, index_version: int, scope: SearchFilters | None = None):
         self.tenant = tenant
         self.index_version = index_version
+        self.scope = AgentScope.of(tenant, scope)  # the buckets offered name only cases in scope
         self.provider = AnthropicProvider()  # ConfigurationError without ANTHROPIC_API_KEY
         self.model = self.provider.model
         self.decomposition: Decomposition | None = None
@@ -188,7 +191,7 @@ class LLMPlanner:
     @property
     def buckets(self) -> list[str]:
         if self._buckets is None:
-            self._buckets = bucket_names(self.tenant)
+            self._buckets = bucket_names(self.scope)
         return self._buckets
 
     # --- Mode 0: decomposition ------------------------------------------------------------------

@@ -2,6 +2,9 @@
 default install with no model (spec modes 1 and 2; mode 3, composing, is the pipeline's answer
 stages with the `[doc_id]` citation style).
 
+Every probe (routing, parties, buckets, overload counts) and every tool call keeps to the request's
+scope (scope.py): the planner never learns of a document outside it.
+
 - Decompose: the intent from the question's shape; the document the question names (by
   rag.retrieval.routing, which matches titles, parties and openings) becomes a `doc_id`
   constraint; years ("in 2023", "after 2020", "before 2019") become year or date constraints;
@@ -24,14 +27,14 @@ from typing import Protocol
 
 from django.conf import settings
 
-from rag import selectors
-from rag.models import DocType, Document
+from rag.models import DocType
+from rag.retrieval.filters import SearchFilters
 from rag.retrieval.routing import route
 from ragsite.exceptions import ConfigurationError
 from tenants.models import Tenant
-from tenants.selectors import owned_list
 
 from .schema import Clarification, Constraint, Decomposition, Plan, Review, ToolCall
+from .scope import AgentScope
 from .tools import ToolResult, doc_id_of
 
 MAX_ROUTED_DOCUMENTS = 3
@@ -62,15 +65,18 @@ class Planner(Protocol):
     def review(self, question: str, plan: Plan, state: AgentState) -> Review: ...
 
 
-def get_planner(*, tenant: Tenant, index_version: int, name: str | None = None) -> Planner:
-    """The planner `RAG_AGENT_PLANNER` names: "rule" (the default) or "llm" (Claude)."""
+def get_planner(
+    *, tenant: Tenant, index_version: int, scope: SearchFilters | None = None, name: str | None = None
+) -> Planner:
+    """The planner `RAG_AGENT_PLANNER` names: "rule" (the default) or "llm" (Claude), planning
+    within the request's `scope` (its filters; None: the whole tenant)."""
     name = (name or settings.RAG_AGENT_PLANNER or "").strip().lower()
     if name == "rule":
-        return RulePlanner(tenant=tenant, index_version=index_version)
+        return RulePlanner(tenant=tenant, index_version=index_version, scope=scope)
     if name == "llm":
         from .llm_planner import LLMPlanner  # imports this module
 
-        return LLMPlanner(tenant=tenant, index_version=index_version)
+        return LLMPlanner(tenant=tenant, index_version=index_version, scope=scope)
     raise ConfigurationError(
         f"Unknown RAG_AGENT_PLANNER {name!r}.", details={"RAG_AGENT_PLANNER": "One of: rule, llm."}
     )
@@ -79,15 +85,18 @@ def get_planner(*, tenant: Tenant, index_version: int, name: str | None = None) 
 class RulePlanner:
     name = "rule"
 
-    def __init__(self, *, tenant: Tenant, index_version: int):
+    def __init__(self, *, tenant: Tenant, index_version: int, scope: SearchFilters | None = None):
         self.tenant = tenant
         self.index_version = index_version
+        self.scope = AgentScope.of(tenant, scope)
         self.decomposition: Decomposition | None = None
 
     # --- Mode 0: decomposition ------------------------------------------------------------------
 
     def decompose(self, question: str) -> Decomposition:
-        routing = route(tenant=self.tenant, query=question, index_version=self.index_version)
+        routing = route(
+            tenant=self.tenant, query=question, index_version=self.index_version, filters=self.scope.filters
+        )
         constraints: list[Constraint] = []
         if routing.documents:
             ids = [doc_id_of(d.document_id) for d in routing.documents[:MAX_ROUTED_DOCUMENTS]]
@@ -115,7 +124,7 @@ class RulePlanner:
     def _parties_named(self, question: str) -> list[str]:
         lowered = question.lower()
         values = (
-            owned_list(Document, tenant=self.tenant)
+            self.scope.documents()
             .filter(metadata__has_key="party")
             .values_list("metadata__party", flat=True)[:MAX_PARTIES_SCANNED]
         )
@@ -132,7 +141,7 @@ class RulePlanner:
         lowered = question.lower()
         buckets = [
             name
-            for name in selectors.case_list(tenant=self.tenant).values_list("name", flat=True)
+            for name in self.scope.cases().values_list("name", flat=True)
             if len(name) > 2 and name.lower() in lowered
         ]
         for value, label in DocType.choices:
@@ -200,7 +209,7 @@ class RulePlanner:
 
     def _overload(self, result: ToolResult) -> Clarification:
         ids = result.matched_document_ids
-        documents = owned_list(Document, tenant=self.tenant).filter(pk__in=ids).select_related("case")
+        documents = self.scope.documents().filter(pk__in=ids).select_related("case")
         by_type, by_year, by_case = Counter(), Counter(), Counter()
         for document in documents:
             by_type[document.doc_type] += 1

@@ -3,10 +3,12 @@ the filter bridge that turns a tool call's `filters` into the search's SQL.
 
 Every tool runs for one tenant and one reader: search goes through rag.retrieval (the tenant is
 in the SQL, confidential text is redacted for readers who may not read it) and metadata through
-the tenant-scoped selectors, so another tenant's document is "not found", never a leak.
+the tenant-scoped selectors, so another tenant's document is "not found", never a leak. Every tool
+also runs within the request's scope (scope.py): a call's filters are intersected with the
+request's, and a document outside them is "not found" too.
 
-Buckets are the tenant's document types ("contracts", "judgment") and cases (by name); "all"
-searches everything. Filter keys the bridge knows:
+Buckets are the document types ("contracts", "judgment") and the cases in scope (by name); "all"
+searches everything in scope. Filter keys the bridge knows:
 
     doc_id / document_id   "doc_42", 42 or a list      → the chunk's document
     case / case_id         a case name or id            → the chunk's case
@@ -29,13 +31,14 @@ from django.db.models import Q
 from django.db.models.functions import Left
 
 from rag import selectors
-from rag.models import DocType, Document, DocumentStatus
+from rag.models import DocType, DocumentStatus
 from rag.retrieval import service as retrieval
 from rag.retrieval.filters import SearchFilters
 from rag.retrieval.service import Passage, Reader
-from ragsite.exceptions import InvalidQuery, NotFound
+from ragsite.exceptions import InvalidQuery
 from tenants.models import Tenant
-from tenants.selectors import owned_list
+
+from .scope import AgentScope
 
 SEARCH_TEXT = {
     "name": "search_text",
@@ -98,6 +101,7 @@ MAX_TOOL_TOP_K = 20
 CONTEXT_CHARS_RANGE = (50, 2000)
 MAX_QUERY_CHARS = 500
 PARTY_PROFILE_CHARS = 2000  # contracts name their parties in their opening
+OUTSIDE_SCOPE = "The filters fall outside the request's scope: nothing to search."
 _DOC_ID = re.compile(r"^(?:doc_)?([0-9]{1,18})$")
 _TYPES = {"string": str, "integer": int, "object": dict}
 
@@ -166,11 +170,13 @@ def document_pk(value) -> int | None:
 
 
 class AgentTools:
-    """The three tools for one tenant and reader."""
+    """The three tools for one tenant and reader, within the request's `scope` (its filters;
+    None: the whole tenant)."""
 
-    def __init__(self, *, tenant: Tenant, reader: Reader | None = None):
+    def __init__(self, *, tenant: Tenant, reader: Reader | None = None, scope: SearchFilters | None = None):
         self.tenant = tenant
         self.reader = reader or Reader()
+        self.scope = AgentScope.of(tenant, scope)
 
     def run(self, tool: str, args: dict, *, step: int = 0) -> ToolResult:
         """Run one tool call; bad calls come back as a result with `error` set."""
@@ -187,11 +193,9 @@ class AgentTools:
         return result
 
     def document_metadata(self, doc_id: str) -> dict:
+        """get_document_metadata: the document's fields; ToolError when it is not in scope."""
         pk = document_pk(doc_id)
-        try:
-            document = selectors.document_get(tenant=self.tenant, document_id=pk) if pk else None
-        except NotFound:
-            document = None
+        document = self.scope.documents().select_related("case").filter(pk=pk).first() if pk else None
         if document is None:
             raise ToolError(f"No document {doc_id!r}.")
         return {
@@ -210,11 +214,14 @@ class AgentTools:
         }
 
     def _search(self, result: ToolResult, values: dict, *, step: int, mode: str) -> None:
-        filters, note = search_filters(
-            self.tenant, bucket=values["bucket"], filters=values.get("filters"), doc_id=values.get("doc_id")
+        asked, result.note = search_filters(
+            self.scope, bucket=values["bucket"], filters=values.get("filters"), doc_id=values.get("doc_id")
         )
-        result.note = note
-        if filters is None:  # a filter no document meets: nothing to search
+        if asked is None:  # a filter no document meets: nothing to search
+            return
+        filters = self.scope.narrow(asked)
+        if filters is None:  # a call contradicting the request's scope never widens it
+            result.note = OUTSIDE_SCOPE
             return
         found = retrieval.search(
             tenant=self.tenant,
@@ -226,7 +233,7 @@ class AgentTools:
         result.matched_document_ids = list(dict.fromkeys(c.hit.document_id for c in found.candidates))
         # Within documents the agent has chosen, their best passages are the evidence, however
         # loosely they match the words; the threshold is for telling documents apart.
-        threshold = 0.0 if filters.document_ids else None
+        threshold = 0.0 if asked.document_ids else None
         ranked = retrieval.rerank(
             retrieval.rank(found, top_k=values["top_k"], similarity_threshold=threshold)
         )
@@ -287,13 +294,14 @@ def validate_args(schema: dict, args) -> dict:
 
 
 def search_filters(
-    tenant: Tenant, *, bucket: str, filters: dict | None, doc_id=None
+    scope: AgentScope, *, bucket: str, filters: dict | None, doc_id=None
 ) -> tuple[SearchFilters | None, str | None]:
-    """The SearchFilters a tool call asks for, and a note for the trace. None instead of filters
-    when a filter matches no document at all (an unknown party): the search would find nothing.
-    Raises ToolError for an unknown bucket or a malformed filter."""
+    """The SearchFilters a tool call asks for (a party among the documents in `scope`), and a note
+    for the trace. None instead of filters when a filter matches no document at all (an unknown
+    party): the search would find nothing. Raises ToolError for an unknown bucket or a malformed
+    filter. The caller still intersects the filters with the scope (`AgentScope.narrow`)."""
     request: dict[str, Any] = {}
-    _bucket_filters(tenant, bucket, request)
+    _bucket_filters(scope, bucket, request)
     filters = dict(filters or {})
     if doc_id is not None:
         filters["doc_id"] = doc_id
@@ -308,7 +316,7 @@ def search_filters(
             request["document_ids"] = _intersect(request.get("document_ids"), ids)
         elif name in ("case", "case_id", "cases"):
             request["case_ids"] = _intersect(
-                request.get("case_ids"), [_case_id(tenant, v) for v in _listed(value)]
+                request.get("case_ids"), [_case_id(scope.tenant, v) for v in _listed(value)]
             )
         elif name in ("doc_type", "doc_types"):
             request["doc_types"] = [_doc_type(v) for v in _listed(value)]
@@ -325,7 +333,7 @@ def search_filters(
         elif name in ("party", "parties"):
             named = set()
             for party in _listed(value):
-                named |= set(documents_naming(tenant, str(party)))
+                named |= set(documents_naming(scope, str(party)))
             request["document_ids"] = _intersect(request.get("document_ids"), sorted(named))
             if not named:
                 note = f"No document names the party {value!r}."
@@ -341,14 +349,14 @@ def search_filters(
         raise ToolError(f"Bad filters: {exc.details}") from exc
 
 
-def documents_naming(tenant: Tenant, party: str) -> list[int]:
-    """Ids of the tenant's ready documents whose title, file name, metadata or opening text
+def documents_naming(scope: AgentScope, party: str) -> list[int]:
+    """Ids of the ready documents in scope whose title, file name, metadata or opening text
     names `party` (case-insensitive)."""
     party = " ".join(party.split())
     if len(party) < 2:
         return []
     return list(
-        owned_list(Document, tenant=tenant)
+        scope.documents()
         .filter(status=DocumentStatus.READY)
         .annotate(opening=Left("text", PARTY_PROFILE_CHARS))
         .filter(
@@ -362,12 +370,15 @@ def documents_naming(tenant: Tenant, party: str) -> list[int]:
     )
 
 
-def bucket_names(tenant: Tenant) -> list[str]:
-    """The buckets a planner may name: "all", the document types, the tenant's case names."""
-    return ["all", *DocType.values, *selectors.case_list(tenant=tenant).values_list("name", flat=True)]
+def bucket_names(scope: AgentScope) -> list[str]:
+    """The buckets a planner may name: "all", the document types the scope allows, the names of
+    the cases in scope."""
+    allowed = scope.filters.doc_types
+    types = [value for value in DocType.values if not allowed or value in allowed]
+    return ["all", *types, *scope.cases().values_list("name", flat=True)]
 
 
-def _bucket_filters(tenant: Tenant, bucket, request: dict) -> None:
+def _bucket_filters(scope: AgentScope, bucket, request: dict) -> None:
     name = " ".join(str(bucket or "").split()).lower()
     if name in ("", "all", "*", "everything", "documents"):
         return
@@ -375,9 +386,10 @@ def _bucket_filters(tenant: Tenant, bucket, request: dict) -> None:
     if doc_type:
         request["doc_types"] = [doc_type]
         return
-    case = selectors.case_list(tenant=tenant).filter(name__iexact=name).values_list("pk", flat=True).first()
+    cases = selectors.case_list(tenant=scope.tenant)
+    case = cases.filter(name__iexact=name).values_list("pk", flat=True).first()
     if case is None:
-        raise ToolError(f"Unknown bucket {bucket!r}; use one of: {', '.join(bucket_names(tenant))}.")
+        raise ToolError(f"Unknown bucket {bucket!r}; use one of: {', '.join(bucket_names(scope))}.")
     request["case_ids"] = [case]
 
 

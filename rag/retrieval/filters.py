@@ -83,6 +83,33 @@ class SearchFilters:
     def is_empty(self) -> bool:
         return self == SearchFilters()
 
+    def narrowed(self, other: SearchFilters) -> SearchFilters | None:
+        """The filters `self` and `other` both impose: `other` can narrow `self`, never widen it.
+
+        Date ranges overlap, list fields and each metadata key keep the values both accept (a field
+        one side leaves empty takes the other's). None when they contradict, so that no document
+        can meet both (disjoint ids, types, years or values, or a range ending before it starts).
+        Intersecting accepted values errs narrow in one corner: a document meeting each side with
+        a different value (two values in a metadata list, or a date's year and a metadata "year")
+        meets both filters but not their intersection."""
+        start = max(filter(None, (self.date_range_start, other.date_range_start)), default=None)
+        end = min(filter(None, (self.date_range_end, other.date_range_end)), default=None)
+        if start and end and start > end:
+            return None
+        values: dict[str, Any] = {
+            name: _common(getattr(self, name), getattr(other, name))
+            for name in ("doc_types", "source_types", "case_ids", "document_ids", "years")
+        }
+        values["jurisdictions"] = _common(self.jurisdictions, other.jurisdictions, key=str.casefold)
+        metadata = {**self.metadata, **other.metadata}
+        for key in self.metadata.keys() & other.metadata.keys():
+            metadata[key] = _common(
+                _variants(self.metadata[key]), _variants(other.metadata[key]), key=lambda v: (type(v), v)
+            )
+        if any(value is None for value in (*values.values(), *metadata.values())):
+            return None
+        return SearchFilters(date_range_start=start, date_range_end=end, metadata=metadata, **values)
+
     def as_q(self) -> Q:
         """The filters as one `Q` over `Chunk`: copied fields are the chunk's own columns, metadata
         joins the chunk's document in the same query (JSONB containment, `@>`)."""
@@ -111,6 +138,17 @@ class SearchFilters:
         for key, accepted in self.metadata.items():
             q &= _any(_metadata_q(key, value) for value in _variants(accepted))
         return q
+
+
+def _common(mine, theirs, *, key=None):
+    """The values of `mine` that `theirs` accepts too (compared by `key`); either side when the other
+    is empty (no restriction); None when both restrict and share nothing."""
+    if not mine or not theirs:
+        return tuple(mine or theirs)
+    key = key or (lambda value: value)
+    accepted = {key(value) for value in theirs}
+    common = tuple(value for value in mine if key(value) in accepted)
+    return common or None
 
 
 def _any(qs) -> Q:

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 from django.db.models.functions import Left
 
-from rag.models import Chunk, Document, DocumentStatus
+from rag import selectors
+from rag.models import Document, DocumentStatus
 from tenants.models import Tenant
 from tenants.selectors import owned_list
 
@@ -287,8 +288,7 @@ def _allowed_documents(tenant: Tenant, filters: SearchFilters | None) -> set[int
     """Documents that still have chunks under `filters` (None: no restriction)."""
     if filters is None or filters.is_empty():
         return None
-    chunks = owned_list(Chunk, tenant=tenant).filter(filters.as_q())
-    return set(chunks.order_by().values_list("document_id", flat=True).distinct())
+    return set(selectors.document_ids_within(tenant=tenant, filters=filters))
 
 
 def _names(question: str) -> list[str]:

@@ -30,11 +30,12 @@ class AgentSearchStage:
         version = ctx.index_version
         if version is None:  # as rag.retrieval.search does: the routing profiles are cached per version
             version = selectors.index_version_get(tenant=ctx.tenant)
-        planner = get_planner(tenant=ctx.tenant, index_version=version)
+        # The request's filters bound every tool call and every probe of the planner.
+        planner = get_planner(tenant=ctx.tenant, index_version=version, scope=config.filters)
         try:
             run = run_agent(
                 question=ctx.search_query,
-                tools=AgentTools(tenant=ctx.tenant, reader=ctx.reader),
+                tools=AgentTools(tenant=ctx.tenant, reader=ctx.reader, scope=config.filters),
                 planner=planner,
                 max_tool_calls=settings.RAG_AGENT_MAX_TOOL_CALLS,
                 time_budget=settings.RAG_AGENT_TIME_BUDGET_SECONDS,

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from rag.retrieval import service as retrieval
+from rag.retrieval.filters import SearchFilters
 from templates_admin.rendering import render
 
 from ..context import QueryContext
@@ -110,11 +111,14 @@ def _search(ctx: QueryContext, question: str, *, compare: bool, scope: _Scope) -
     best passages, searched like the question (same mode, filters, weights), within `scope`. A
     side of a comparison, or a part naming its document, is answered only from the documents it
     names, so one contract's clause is never presented as the other's; a part naming none keeps to
-    the documents the whole question named ("… of the MSA, and what is the notice period?")."""
+    the documents the whole question named ("… of the MSA, and what is the notice period?").
+    The request's filters bound every part: the agent's documents only narrow them."""
     config = ctx.config
     filters = config.filters
     if scope.evidence:
-        filters = dataclasses.replace(filters, document_ids=scope.evidence)
+        filters = filters.narrowed(SearchFilters(document_ids=scope.evidence))
+        if filters is None:  # the agent's evidence lies outside the request's scope: nothing here
+            return "", []
     found = retrieval.search(
         tenant=ctx.tenant,
         query=question,

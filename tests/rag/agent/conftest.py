@@ -15,6 +15,7 @@ from tests.rag.pipeline.conftest import (  # noqa: F401
     corpus,
     fake_provider,
     ingest_text,
+    look_alikes,
 )
 
 SUPPLY_2022 = (

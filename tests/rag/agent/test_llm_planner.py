@@ -1,6 +1,7 @@
 """LLMPlanner (RAG_AGENT_PLANNER=llm) against a local server that replays Messages API replies with
 tool_use blocks: decomposition and plan validated, review tool calls run by the real tools over a
-tiny corpus, clarification, error translation, and the agentic pipeline with Claude planning."""
+tiny corpus, clarification, error translation, the agentic pipeline with Claude planning, and
+Claude kept within the request's scope."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from rag.models import AuditLog
 from rag.pipeline.run import run_query
 from ragsite.exceptions import ConfigurationError, GenerationTimeout, LLMUnavailable
 from tests.rag.llm.conftest import Received, Reply, start_server  # noqa: F401
+from tests.rag.pipeline.conftest import OUTSIDE_CASE, make_look_alikes
 
 pytestmark = pytest.mark.django_db
 
@@ -353,3 +355,53 @@ def test_without_claudes_filter_the_same_search_finds_the_2022_contract_too(tena
         evidence_limit=10,
     )
     assert {item.doc_id for item in run.evidence} == {doc_id_of(contracts[y].pk) for y in (2022, 2023)}
+
+
+def test_claude_can_neither_search_nor_read_outside_the_requests_scope(
+    tenant, case, ingest_text, claude, settings
+):
+    settings.RAG_AGENT_PLANNER = "llm"
+    pair = make_look_alikes("case_ids", case, ingest_text)
+    inside, outside = doc_id_of(pair.inside.pk), doc_id_of(pair.outside.pk)
+    decomposition = {"intent": "qa", "primary_buckets": [], "constraints": [], "subqueries": ["notice"]}
+    plan = {
+        "target_buckets": ["all"],
+        "strategy": "hybrid",
+        "initial_queries": ["termination notice"],
+        "filters_hint": {},
+        "max_tool_calls": 4,
+    }
+    claude.script += [
+        reply(tool_use("record_decomposition", decomposition)),
+        reply(tool_use("record_plan", plan)),
+        reply(
+            tool_use("search_semantic", {"bucket": "all", "query": "termination notice", "doc_id": outside})
+        ),
+        reply(tool_use("get_document_metadata", {"doc_id": outside})),
+        reply(tool_use("search_text", {"bucket": OUTSIDE_CASE, "query": "terminate notice"})),
+        reply(tool_use("search_text", {"bucket": "all", "query": "terminate notice"})),
+        ENOUGH,
+    ]
+    settings.RAG_AGENT_MAX_TOOL_CALLS = 5
+    result = run_query(
+        tenant=tenant,
+        question="What notice terminates the Hooli Raviga supply agreement?",
+        agentic=True,
+        use_cache=False,
+        filters=pair.filters,
+    ).result
+    calls = [step["result"] for step in result["agent"]["steps"] if "result" in step]
+    assert [call["tool"] for call in calls] == [
+        "search_semantic",
+        "get_document_metadata",
+        "search_text",
+        "search_text",
+    ]
+    assert calls[0]["hits"] == [] and "scope" in calls[0]["note"]
+    assert calls[1]["metadata"] is None and "No document" in calls[1]["error"]
+    assert calls[2]["hits"] == [] and "scope" in calls[2]["note"]
+    assert {hit["doc_id"] for hit in calls[3]["hits"]} == {inside}
+    assert {citation["document_id"] for citation in result["citations"]} == {pair.inside.pk}
+    # The buckets Claude is offered name the case in scope, never the other one.
+    for body in claude.bodies:
+        assert pair.inside.case.name in body["system"] and OUTSIDE_CASE not in body["system"]

@@ -1,13 +1,19 @@
 """The agent's tools: the spec's schemas, the filter bridge down to the SQL, bad calls reported
-back, and tenant scoping."""
+back, tenant scoping, and the request's scope bounding every call and every planner probe."""
+
+import json
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from rag.agent.tools import TOOLS, AgentTools, doc_id_of
+from rag.agent.planner import RulePlanner
+from rag.agent.scope import AgentScope
+from rag.agent.tools import OUTSIDE_SCOPE, TOOLS, AgentTools, bucket_names, doc_id_of
+from rag.retrieval.filters import SearchFilters
 from rag.retrieval.service import Reader
 from tenants.models import Role
+from tests.rag.pipeline.conftest import INSIDE_TITLE, OUTSIDE_CASE, OUTSIDE_TITLE, make_look_alikes
 
 pytestmark = pytest.mark.django_db
 
@@ -97,3 +103,53 @@ def test_no_tool_returns_another_tenants_data(tenant, contracts, other_corpus):
     for pk in foreign:
         result = tools.run("get_document_metadata", {"doc_id": doc_id_of(pk)})
         assert result.metadata is None and "No document" in result.error
+
+
+# --- The request's scope ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def pair(case, ingest_text):
+    """The look-alike supply contracts, each in its own case."""
+    return make_look_alikes("case_ids", case, ingest_text)
+
+
+def test_a_tool_call_can_narrow_the_scope_but_never_widen_it(tenant, pair):
+    tools = AgentTools(tenant=tenant, scope=SearchFilters(case_ids=(pair.inside.case_id,)))
+    inside, outside = doc_id_of(pair.inside.pk), doc_id_of(pair.outside.pk)
+    args = {"bucket": "all", "query": "terminate notice"}
+    narrowed = tools.run("search_text", {**args, "doc_id": inside})
+    assert {item.passage.document_id for item in narrowed.evidence} == {pair.inside.pk}
+    for call in (
+        {**args, "doc_id": outside},  # a document outside the scope
+        {**args, "bucket": OUTSIDE_CASE},  # a case outside it
+        {**args, "filters": {"case": OUTSIDE_CASE}},
+    ):
+        result = tools.run("search_semantic", call)
+        assert result.error is None and result.evidence == [] and result.note == OUTSIDE_SCOPE, call
+    unfiltered = tools.run("search_semantic", args)
+    assert {item.passage.document_id for item in unfiltered.evidence} == {pair.inside.pk}
+    # Its parties are named by no document in scope: nothing to search.
+    party = tools.run("search_semantic", {**args, "filters": {"party": "Raviga"}})
+    assert party.evidence == [] and "Raviga" in party.note
+
+
+def test_a_document_outside_the_scope_is_not_found_to_the_agent(tenant, pair):
+    tools = AgentTools(tenant=tenant, scope=SearchFilters(document_ids=(pair.inside.pk,)))
+    found = tools.run("get_document_metadata", {"doc_id": doc_id_of(pair.inside.pk)})
+    assert found.metadata["title"] == INSIDE_TITLE
+    hidden = tools.run("get_document_metadata", {"doc_id": doc_id_of(pair.outside.pk)})
+    assert hidden.metadata is None and "No document" in hidden.error
+
+
+def test_the_planner_only_learns_of_cases_and_documents_in_scope(tenant, pair):
+    scope = SearchFilters(case_ids=(pair.inside.case_id,), doc_types=("other", "memo"))
+    assert bucket_names(AgentScope.of(tenant, scope)) == ["all", "memo", "other", pair.inside.case.name]
+    assert OUTSIDE_CASE in bucket_names(AgentScope.of(tenant, None))
+    question = f"In the {OUTSIDE_TITLE} of the {OUTSIDE_CASE}, what is the notice?"
+    unscoped = RulePlanner(tenant=tenant, index_version=1).decompose(question)
+    assert doc_id_of(pair.outside.pk) in json.dumps(unscoped.as_dict())
+    assert OUTSIDE_CASE in unscoped.primary_buckets
+    scoped = RulePlanner(tenant=tenant, index_version=1, scope=scope).decompose(question)
+    assert doc_id_of(pair.outside.pk) not in json.dumps(scoped.as_dict())
+    assert OUTSIDE_CASE not in scoped.primary_buckets

@@ -3,12 +3,16 @@ answer cache per test, and fake model providers."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import pytest
 import redis
 
+from rag import services as rag_services
 from rag.llm import Generation
 from rag.models import Document, DocumentStatus
 
@@ -48,6 +52,96 @@ def ingest_msa(tenant, *, case_name: str):
     )
     assert outcome.status == "ok", outcome.reason
     return case, outcome.document
+
+
+# Two supply contracts with the same clauses, told apart only by their parties and by the one
+# field a request's filter looks at. Questions name the one outside the filter, so without the
+# filter it is the one that wins.
+LOOK_ALIKE = (
+    "SUPPLY AGREEMENT between Hooli Inc and {party}.\n\n"
+    "5. Termination. Either party may terminate this Supply Agreement on sixty (60) days written "
+    "notice to the other party.\n\n"
+    "9. Governing Law. This Supply Agreement is governed by the laws of the State of Delaware."
+)
+INSIDE_TITLE, OUTSIDE_TITLE = "Hooli Pied Piper Supply", "Hooli Raviga Supply"
+OUTSIDE_CASE = "Raviga matter"
+
+
+@dataclass(frozen=True)
+class ScopeKind:
+    """How one kind of request filter tells the look-alikes apart: each one's upload fields
+    (`case` names the outside one's case) and the request's filters keeping only the inside one."""
+
+    inside: dict
+    outside: dict
+    filters: Callable[[Document], dict]
+
+
+_2019, _2023 = datetime.date(2019, 3, 1), datetime.date(2023, 3, 1)
+# One kind per SearchFilters field, named after it.
+SCOPE_KINDS = {
+    "case_ids": ScopeKind({}, {"case": OUTSIDE_CASE}, lambda inside: {"case_ids": [inside.case_id]}),
+    "document_ids": ScopeKind({}, {}, lambda inside: {"document_ids": [inside.pk]}),
+    "date_range_start": ScopeKind(
+        {"document_date": _2023}, {"document_date": _2019}, lambda _: {"date_range_start": "2023-01-01"}
+    ),
+    "date_range_end": ScopeKind(
+        {"document_date": _2019}, {"document_date": _2023}, lambda _: {"date_range_end": "2020-12-31"}
+    ),
+    "jurisdictions": ScopeKind(
+        {"jurisdiction": "Delaware"}, {"jurisdiction": "New York"}, lambda _: {"jurisdictions": ["delaware"]}
+    ),
+    "doc_types": ScopeKind(
+        {"doc_type": "contract"}, {"doc_type": "memo"}, lambda _: {"doc_types": ["contract"]}
+    ),
+    "source_types": ScopeKind(
+        {"source_type": "user_upload"},
+        {"source_type": "secondary"},
+        lambda _: {"source_types": ["user_upload"]},
+    ),
+    "years": ScopeKind(
+        {"metadata": {"year": 2022}}, {"metadata": {"year": 2023}}, lambda _: {"years": [2022]}
+    ),
+    "metadata": ScopeKind(
+        {"metadata": {"matter": "M-1"}},
+        {"metadata": {"matter": "M-2"}},
+        lambda _: {"metadata": {"matter": "M-1"}},
+    ),
+}
+
+
+@dataclass(frozen=True)
+class LookAlikes:
+    kind: str
+    inside: Document
+    outside: Document
+    filters: dict  # the request's filters: they keep `inside` and exclude `outside`
+
+
+def make_look_alikes(kind: str, case, ingest_text) -> LookAlikes:
+    """The look-alike contracts for one kind of filter: the inside one in `case`."""
+    spec = SCOPE_KINDS[kind]
+    documents = []
+    for party, title, fields in (
+        ("Pied Piper LLC", INSIDE_TITLE, spec.inside),
+        ("Raviga Capital LLC", OUTSIDE_TITLE, spec.outside),
+    ):
+        fields = dict(fields)
+        home = case
+        if "case" in fields:
+            home = rag_services.case_create(tenant=case.tenant, name=fields.pop("case"))
+        text = LOOK_ALIKE.format(party=party)
+        filename = f"{title.lower().replace(' ', '-')}.txt"
+        documents.append(ingest_text(home, text, filename=filename, title=title, **fields))
+    inside, outside = documents
+    return LookAlikes(kind, inside, outside, spec.filters(inside))
+
+
+@pytest.fixture(params=sorted(SCOPE_KINDS))
+def look_alikes(request, case, ingest_text) -> LookAlikes:
+    """The look-alike contracts and a request's filters keeping the inside one, once per kind of
+    filter SearchFilters has."""
+    return make_look_alikes(request.param, case, ingest_text)
 
 
 @pytest.fixture(autouse=True)

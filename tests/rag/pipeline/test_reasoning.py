@@ -1,10 +1,12 @@
 """Chain of thought: which questions split and how, sub-questions answered with their own
-citations, the synthesis, show_cot_steps, max_reasoning_depth, cot_enabled, dry run, cache, API."""
+citations, the synthesis, show_cot_steps, max_reasoning_depth, cot_enabled, dry run, cache, API,
+and the request's filters bounding every sub-search in plain and agentic modes."""
 
 import json
 
 import pytest
 
+from rag import selectors
 from rag.pipeline.reasoning import (
     COMPARE,
     MULTI_PART,
@@ -14,6 +16,7 @@ from rag.pipeline.reasoning import (
     split_question,
 )
 from rag.pipeline.run import run_query
+from rag.retrieval import service
 from tests.rag.pipeline.conftest import LEASE_TITLE, MSA_TITLE
 
 COMPARE_QUESTION = f"Compare the termination notice in the {MSA_TITLE} and the {LEASE_TITLE}"
@@ -372,3 +375,39 @@ def test_the_api_returns_the_steps_in_the_documented_shape(tenant, corpus, make_
         "/api/v1/rag/query", {"query": COMPARE_QUESTION, "max_reasoning_depth": 0}, format="json"
     )
     assert refused.status_code == 400 and "max_reasoning_depth" in json.dumps(refused.json())
+
+
+# Two parts, naming the look-alike contract outside the request's filters.
+SCOPED_QUESTION = (
+    "In the supply agreement between Hooli and Raviga, what notice terminates it, and which state's "
+    "law governs it?"
+)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("agentic", [False, True], ids=["plain", "agentic"])
+def test_every_sub_search_keeps_the_requests_filters(tenant, look_alikes, agentic, monkeypatch):
+    searches = []
+    search = service.search
+
+    def recorded(**options):
+        searches.append(options["filters"])
+        return search(**options)
+
+    monkeypatch.setattr(service, "search", recorded)  # every search: the question's, the agent's, the parts'
+    result = run_query(
+        tenant=tenant,
+        question=SCOPED_QUESTION,
+        agentic=agentic,
+        filters=look_alikes.filters,
+        show_cot_steps=True,
+        use_cache=False,
+    ).result
+    steps = result["reasoning"]["steps"]
+    assert len(steps) == 2 and all(step["intermediate_answer"] for step in steps), steps
+    assert {citation["document_id"] for citation in result["citations"]} == {look_alikes.inside.pk}
+    # Each search's filters, whoever narrowed them, reach no document outside the request's.
+    reached = set()
+    for filters in searches:
+        reached |= set(selectors.document_ids_within(tenant=tenant, filters=filters))
+    assert len(searches) >= 3 and reached == {look_alikes.inside.pk}

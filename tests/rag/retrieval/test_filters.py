@@ -1,4 +1,5 @@
-"""SearchFilters: request validation, and every filter field applied inside each search's SQL."""
+"""SearchFilters: request validation, narrowing one filter by another, and every filter field
+applied inside each search's SQL."""
 
 from __future__ import annotations
 
@@ -82,6 +83,57 @@ def test_filters_are_immutable():
     assert filters.doc_types == ("memo",)
     with pytest.raises(TypeError):
         filters.metadata["party"] = "Globex"
+
+
+# --- narrowing (no database) ---------------------------------------------------------------------
+
+SCOPE = SearchFilters(
+    date_range_start=date(2020, 1, 1),
+    date_range_end=date(2030, 1, 1),
+    jurisdictions=("Colorado", "Texas"),
+    doc_types=("memo", "act"),
+    source_types=("statute",),
+    case_ids=(1, 2),
+    document_ids=(5, 6),
+    years=(2021, 2022),
+    metadata={"year": 2023, "matter": "M-1"},
+)
+
+
+def test_narrowed_keeps_what_both_allow_and_never_widens():
+    call = SearchFilters(
+        date_range_end=date(2022, 1, 1),
+        jurisdictions=("colorado", "Ohio"),
+        case_ids=(2, 3),
+        years=(2022,),
+        metadata={"year": "2023", "party": "Acme"},
+    )
+    both = SCOPE.narrowed(call)
+    assert (both.date_range_start, both.date_range_end) == (date(2020, 1, 1), date(2022, 1, 1))
+    assert both.jurisdictions == ("Colorado",) and both.case_ids == (2,) and both.years == (2022,)
+    assert both.doc_types == ("memo", "act") and both.document_ids == (5, 6)  # left to the scope
+    assert set(both.metadata["year"]) == {2023, "2023"} and both.metadata["party"] == "Acme"
+    assert both.metadata["matter"] == "M-1"
+    assert SCOPE.narrowed(SearchFilters()) == SCOPE and SearchFilters().narrowed(call) == call
+
+
+@pytest.mark.parametrize(
+    "contradiction",
+    [
+        {"date_range_start": date(2031, 1, 1)},
+        {"date_range_end": date(2019, 12, 31)},
+        {"jurisdictions": ("Ohio",)},
+        {"doc_types": ("contract",)},
+        {"source_types": ("secondary",)},
+        {"case_ids": (3,)},
+        {"document_ids": (7,)},
+        {"years": (2023,)},
+        {"metadata": {"matter": ["M-2", "M-3"]}},
+    ],
+    ids=lambda fields: next(iter(fields)),
+)
+def test_narrowed_by_a_contradiction_is_none(contradiction):
+    assert SCOPE.narrowed(SearchFilters(**contradiction)) is None
 
 
 # --- applied in the SQL of every search -----------------------------------------------------------
