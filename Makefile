@@ -15,7 +15,7 @@ export REDIS_URL
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: run test install lint format migrate demo clean-db audit
+.PHONY: run test install lint format migrate demo clean-db audit natural
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,12 @@ run: demo
 
 test: install
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The natural-question benchmark end to end: the shared script runs `make demo`, serves this
+# checkout on a free port, runs ../shared/eval/natural/run.py and stops the server.
+# Options for run.py: make natural NATURAL_ARGS="--mode agentic --json natural.json"
+natural:
+	python3 ../shared/eval/natural/serve_and_run.py $(NATURAL_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .

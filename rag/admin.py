@@ -28,7 +28,7 @@ from tenants.models import Role
 from . import selectors, services
 from .admin_forms import RankingTuneForm, SimulationForm
 from .ingest import service
-from .models import AuditLog, Case, Chunk, Document, RankingWeights
+from .models import AuditLog, Case, Chunk, Document, RankingWeights, TitleSource
 from .pipeline.run import simulate_query
 from .retrieval.ranking import Weights
 from .retrieval.service import Reader, retrieve_with_each
@@ -75,6 +75,7 @@ class DocumentAdmin(admin.ModelAdmin):
     list_filter = ["tenant", "status", "source_type", "doc_type", "sensitivity"]
     search_fields = ["title", "original_filename", "sha256"]
     readonly_fields = [
+        "title_source",
         "file",
         "mime_type",
         "size_bytes",
@@ -115,6 +116,8 @@ class DocumentAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         fields = self.ANSWER_CHANGING_FIELDS
         before = Document.objects.filter(pk=obj.pk).values(*fields).first() if change else None
+        if before is not None and before["title"] != obj.title:
+            obj.title_source = TitleSource.USER  # reingestion keeps an edited title
         super().save_model(request, obj, form, change)
         # Compared with the stored row: the form's changed_data flags an unchanged JSON field.
         if before is not None and any(before[name] != getattr(obj, name) for name in fields):

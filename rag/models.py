@@ -65,6 +65,15 @@ class Sensitivity(models.TextChoices):
     CONFIDENTIAL = "confidential", "Confidential"
 
 
+class TitleSource(models.TextChoices):
+    """Where a document's title came from. Only a user's title is final: the others are replaced
+    when the document is (re)ingested (rag.ingest.titles)."""
+
+    USER = "user", "Given by a user"
+    FILE_NAME = "file_name", "From the file name"
+    TEXT = "text", "From the document's heading and parties"
+
+
 class DocumentStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
     PROCESSING = "processing", "Processing"
@@ -102,6 +111,7 @@ def document_upload_path(document: Document, filename: str) -> str:
 class Document(TenantOwned):
     case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="documents")
     title = models.CharField(max_length=300)
+    title_source = models.CharField(max_length=16, choices=TitleSource.choices, default=TitleSource.USER)
     original_filename = models.CharField(max_length=255)
     file = models.FileField(upload_to=document_upload_path, max_length=300)
     mime_type = models.CharField(max_length=120)

@@ -135,7 +135,14 @@ class CaseDocumentsApi(TenantApiView):
             help_text="One or more PDF, DOCX or TXT files: repeat the field for each.",
         )
         title = serializers.CharField(
-            max_length=300, required=False, allow_blank=True, help_text="Only with a single file."
+            max_length=300,
+            required=False,
+            allow_blank=True,
+            help_text=(
+                "Only with a single file. Without one, the document is titled from its heading and "
+                'parties once its text is extracted ("Sponsorship Agreement — Excite / NetGrocer"), '
+                "else from its file name."
+            ),
         )
         source_type = serializers.ChoiceField(choices=SourceType.choices, default=SourceType.USER_UPLOAD)
         doc_type = serializers.ChoiceField(choices=DocType.choices, default=DocType.OTHER)

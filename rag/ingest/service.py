@@ -26,8 +26,8 @@ from ragsite.exceptions import ApplicationError, EmptyFile, InvalidInput, Payloa
 from tenants.models import Tenant
 
 from .. import selectors
-from ..models import Case, Chunk, Document, DocumentStatus, IndexVersion, Sensitivity
-from . import embedding
+from ..models import Case, Chunk, Document, DocumentStatus, IndexVersion, Sensitivity, TitleSource
+from . import embedding, titles
 from .chunking import chunk_text, token_estimate
 from .extract import detect_kind, extract
 from .normalize import normalize
@@ -115,10 +115,12 @@ def document_upload(
 
     fields = fields or DocumentFields()
     display_name = _safe_filename(filename)
+    # Without a title from the user, the file name's stands in until the text gives a better one.
     document = Document(
         tenant=tenant,
         case=case,
-        title=(fields.title or display_name.rsplit(".", 1)[0])[:300],
+        title=(fields.title or titles.filename_title(display_name))[:300],
+        title_source=TitleSource.USER if fields.title else TitleSource.FILE_NAME,
         original_filename=display_name,
         mime_type=mime_type,
         size_bytes=len(content),
@@ -341,6 +343,7 @@ def _ingest(document: Document) -> Document:
     with document.file.open("rb") as stored:
         content = stored.read()
     extracted = extract(content, KIND_BY_MIME[document.mime_type])
+    _set_title_from_text(document, extracted.text)
 
     _set_progress(document, progress=5, stage="splitting into passages")
     spans = chunk_text(
@@ -398,6 +401,30 @@ def _ingest(document: Document) -> Document:
         bump_index_version(tenant=locked.tenant)
     logger.info("document indexed", extra={"document_id": locked.pk, "chunks": len(chunks)})
     return locked
+
+
+def _set_title_from_text(document: Document, text: str) -> None:
+    """Title a document its user did not title from its heading and parties ("Sponsorship
+    Agreement — Jaguars / ARC Group"), else from its file name, as soon as its text is extracted.
+    A user's title is never replaced, even one set while this runs."""
+    if document.title_source == TitleSource.USER:
+        return
+    fallback = titles.filename_title(document.original_filename)
+    title = titles.derive_title(text, fallback)
+    source = TitleSource.FILE_NAME if title == fallback else TitleSource.TEXT
+    if (title, source) == (document.title, document.title_source):
+        return
+    with transaction.atomic():
+        changed = (
+            Document.objects.filter(pk=document.pk)
+            .exclude(title_source=TitleSource.USER)
+            .update(title=title, title_source=source, updated_at=timezone.now())
+        )
+        # Its passages (a reindex) are searchable, cited and routed to under the old title.
+        if changed and document.chunk_count:
+            bump_index_version(tenant=document.tenant)
+    if changed:
+        document.title, document.title_source = title, source
 
 
 def _embed_with_reuse(document: Document, texts: list[str], hashes: list[str]) -> dict:

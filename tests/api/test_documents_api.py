@@ -109,6 +109,30 @@ def test_title_is_taken_for_a_single_file(case, member_client):
     assert response.json()["documents"][0]["title"] == "Master Services Agreement"
 
 
+SPONSORSHIP = (
+    b"SPONSORSHIP AGREEMENT This Sponsorship Agreement is made by and between Excite, Inc., a Delaware "
+    b'corporation ("Excite"), and NetGrocer, Inc., a Delaware corporation ("Sponsor"). 1. Term. One year.'
+)
+
+
+@pytest.mark.parametrize(
+    ("title", "expected"),
+    [
+        ({}, "Sponsorship Agreement — Excite / NetGrocer"),  # derived once the text is read
+        ({"title": "NetGrocer sponsorship"}, "NetGrocer sponsorship"),  # the user's, kept
+    ],
+)
+def test_upload_ends_ready_titled_by_its_user_or_its_text(case, member_client, committed, title, expected):
+    with committed():
+        response = _post_files(member_client, case, [upload_file("deal.txt", SPONSORSHIP)], **title)
+        (document,) = response.json()["documents"]
+        assert document["title"] == title.get("title", "deal")  # the file name's, until the text is read
+    ready = member_client.get(f"{DOCUMENTS}/{document['id']}").json()
+    assert (ready["status"], ready["title"]) == ("ready", expected)
+    listed = member_client.get(DOCUMENTS, {"q": "NetGrocer"}).json()["results"]
+    assert [d["title"] for d in listed] == [expected]
+
+
 def test_the_same_bytes_again_return_the_existing_document(case, member_client):
     first = _post_files(member_client, case, [upload_file("contract.txt")]).json()["documents"][0]
     again = _post_files(member_client, case, [upload_file("contract.txt", fixture_bytes("contract.txt"))])

@@ -10,7 +10,8 @@ from django.core.files.storage import default_storage
 from django.urls import reverse
 
 from rag import selectors
-from rag.models import Chunk, Document, DocumentStatus
+from rag.ingest import service
+from rag.models import Chunk, Document, DocumentStatus, TitleSource
 
 pytestmark = pytest.mark.django_db
 
@@ -163,6 +164,24 @@ def test_the_fields_copied_to_the_chunks_are_read_only(admin_client, document):
     assert (document.source_type, document.doc_type, document.jurisdiction, document.document_date) == before
     chunks = Chunk.objects.filter(document=document)
     assert set(chunks.values_list("doc_type", "jurisdiction")) == {(document.doc_type, document.jurisdiction)}
+
+
+def test_a_title_edited_here_is_the_users_and_survives_reindexing(admin_client, case, upload, committed):
+    document = Document.objects.get(pk=upload(case, "contract.txt").document.pk)
+    assert (document.title, document.title_source) == ("Master Purchase Agreement", TitleSource.TEXT)
+    data = {
+        "title": "Shi Farms hemp supply",
+        "original_filename": document.original_filename,
+        "sensitivity": document.sensitivity,
+        "metadata": "{}",
+    }
+    url = reverse("admin:rag_document_change", args=[document.pk])
+    assert admin_client.post(url, data).status_code == 302
+    with committed():
+        service.document_reindex(tenant=case.tenant, document_id=document.pk)
+    document.refresh_from_db()
+    assert document.status == DocumentStatus.READY
+    assert (document.title, document.title_source) == ("Shi Farms hemp supply", TitleSource.USER)
 
 
 @pytest.mark.parametrize(

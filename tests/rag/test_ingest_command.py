@@ -43,6 +43,8 @@ def test_ingest_folder_recursively_with_summary(tenant, folder):
     ready = Document.objects.for_tenant(tenant).filter(case=case, status=DocumentStatus.READY)
     assert ready.count() == 2
     assert set(ready.values_list("doc_type", "jurisdiction")) == {("contract", "New York")}
+    # Titled from their headings, not from their file names.
+    assert set(ready.values_list("title_source", flat=True)) == {"text"}
 
     again = StringIO()
     call_command(

@@ -8,7 +8,8 @@ from django.core.files.storage import default_storage
 
 from rag import selectors
 from rag.ingest import embedding, service
-from rag.models import Chunk, Document, DocumentStatus
+from rag.models import Chunk, Document, DocumentStatus, TitleSource
+from rag.retrieval import routing
 from ragsite import exceptions as errors
 from tests.rag.conftest import fixture_bytes
 
@@ -256,3 +257,68 @@ def test_uploading_a_failed_document_again_retries_it(case, upload, monkeypatch)
     retried = upload(case, "contract.txt")
     assert retried.duplicate is False and retried.document.pk == failed.pk
     assert Document.objects.get(pk=failed.pk).status == DocumentStatus.READY
+
+
+# --- titles ---------------------------------------------------------------------------------------
+
+SPONSORSHIP = (
+    b'SPONSORSHIP AGREEMENT\n\nThis agreement ("Agreement") is entered into as of the 23rd day of September '
+    b'1998 ("Effective Date"), by and between Excite, Inc., a Delaware corporation ("Excite"), and Vitamin '
+    b'Shoppe Industries Inc., a New York corporation ("Sponsor").\n\n1. Term. This Agreement ends on 31 '
+    b"December 1999 unless renewed in writing.\n"
+)
+SPONSORSHIP_TITLE = "Sponsorship Agreement — Excite / Vitamin Shoppe Industries"
+
+
+def _routed_titles(case, query: str) -> list[str]:
+    version = selectors.index_version_get(tenant=case.tenant)
+    return [d.title for d in routing.route(tenant=case.tenant, query=query, index_version=version).documents]
+
+
+def test_without_a_title_the_heading_and_parties_title_the_document(case, upload):
+    uploaded = upload(case, "contract.txt", content=SPONSORSHIP, filename="scan_0042.txt").document
+    assert (uploaded.title, uploaded.title_source) == ("scan_0042", TitleSource.FILE_NAME)  # until read
+    document = Document.objects.get(pk=uploaded.pk)
+    assert document.status == DocumentStatus.READY
+    assert (document.title, document.title_source) == (SPONSORSHIP_TITLE, TitleSource.TEXT)
+    assert _routed_titles(case, "In the Vitamin Shoppe sponsorship, when does the term end?") == [
+        SPONSORSHIP_TITLE
+    ]
+
+
+def test_a_title_the_user_gave_is_kept_through_reindexing(case, upload, committed):
+    document = upload(case, "contract.txt", content=SPONSORSHIP, title="Excite deal (signed)").document
+    with committed():
+        service.document_reindex(tenant=case.tenant, document_id=document.pk)
+    document.refresh_from_db()
+    assert document.status == DocumentStatus.READY
+    assert (document.title, document.title_source) == ("Excite deal (signed)", TitleSource.USER)
+
+
+def test_text_without_a_heading_keeps_the_file_name_title(case, upload):
+    content = b"Minutes of the partners' meeting of 3 May. Present: all partners. Nothing was decided."
+    document = Document.objects.get(
+        pk=upload(case, "contract.txt", content=content, filename="minutes.txt").document.pk
+    )
+    assert (document.title, document.title_source) == ("minutes", TitleSource.FILE_NAME)
+
+
+def test_reindexing_an_older_document_retitles_it_once_its_text_is_read(case, upload, committed, monkeypatch):
+    document = upload(case, "contract.txt", content=SPONSORSHIP, filename="scan_0042.txt").document
+    # As ingested before titles were derived: the file name's title, its passages searchable.
+    Document.objects.filter(pk=document.pk).update(title="scan_0042", title_source=TitleSource.FILE_NAME)
+    version = selectors.index_version_get(tenant=case.tenant)
+    while_embedding = []
+    real_embed = service._embed_with_reuse
+
+    def watched_embed(document, *args):
+        title = Document.objects.values_list("title", flat=True).get(pk=document.pk)
+        while_embedding.append((title, selectors.index_version_get(tenant=case.tenant)))
+        return real_embed(document, *args)
+
+    monkeypatch.setattr(service, "_embed_with_reuse", watched_embed)
+    with committed():
+        service.document_reindex(tenant=case.tenant, document_id=document.pk)
+    # The list shows the new title while passages are embedded, and no cached answer cites the old one.
+    assert while_embedding == [(SPONSORSHIP_TITLE, version + 1)]
+    assert Document.objects.get(pk=document.pk).title == SPONSORSHIP_TITLE

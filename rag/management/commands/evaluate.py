@@ -1,10 +1,18 @@
 """manage.py evaluate legalbench --corpus DIR --queries FILE [--k 1,2,4,…] [--mode M] [--json OUT]
+manage.py evaluate natural --base URL --key KEY [--runner run.py] [--questions F] [--corpus-root D]
+                           [--mode sync|agentic] [--json OUT] [--kinds K,…] [--limit N]
 
-LegalBench-RAG precision@k and recall@k of Lexrag's retrieval (definitions in rag.evaluation.legalbench).
-The corpus is indexed into an isolated evaluation tenant, reused while the index settings match.
+legalbench: LegalBench-RAG precision@k and recall@k of Lexrag's retrieval (definitions in
+rag.evaluation.legalbench). The corpus is indexed into an isolated evaluation tenant, reused while
+the index settings match.
+
+natural: the natural-question benchmark (rag.evaluation.natural) against an app already serving at
+--base; it serves nothing itself and exits with the runner's exit status.
 """
 
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -12,7 +20,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from rag.evaluation import legalbench, runner
+from rag.evaluation import legalbench, natural, runner
 from rag.retrieval.hybrid import MODES
 
 
@@ -27,10 +35,19 @@ def _ks(text: str) -> list[int]:
 
 
 class Command(BaseCommand):
-    help = "Evaluate retrieval with LegalBench-RAG precision@k / recall@k."
+    help = "Evaluate retrieval (LegalBench-RAG precision@k / recall@k) or answers (the natural-question set)."
 
     def add_arguments(self, parser):
-        parser.add_argument("benchmark", choices=["legalbench"])
+        benchmarks = parser.add_subparsers(dest="benchmark", required=True, metavar="{legalbench,natural}")
+        self._legalbench_arguments(
+            benchmarks.add_parser("legalbench", help="LegalBench-RAG retrieval metrics")
+        )
+        self._natural_arguments(
+            benchmarks.add_parser("natural", help="the natural-question set through a serving app's API")
+        )
+
+    @staticmethod
+    def _legalbench_arguments(parser):
         parser.add_argument("--corpus", required=True, help="directory of the benchmark's documents")
         parser.add_argument("--queries", required=True, help="LegalBench-RAG query file (JSON)")
         parser.add_argument("--k", default=",".join(map(str, legalbench.DEFAULT_KS)))
@@ -48,7 +65,58 @@ class Command(BaseCommand):
         )
         parser.add_argument("--json", dest="json_out", help="also write the figures to this file")
 
-    def handle(self, *args, benchmark, corpus, queries, k, mode, min_similarity, json_out, **options):
+    @staticmethod
+    def _natural_arguments(parser):
+        parser.add_argument(
+            "--base", required=True, help="the serving app's base URL, e.g. http://127.0.0.1:8000"
+        )
+        parser.add_argument(
+            "--key", required=True, help='an API key that may upload ("Api-Key lx_..." or lx_...)'
+        )
+        paths = (
+            ("--runner", "runner_path", natural.DEFAULT_RUNNER, "the runner"),
+            ("--questions", "questions", natural.DEFAULT_QUESTIONS, "the question set"),
+            ("--corpus-root", "corpus_root", natural.DEFAULT_CORPUS_ROOT, "the directory of the set's files"),
+        )
+        for flag, dest, default, what in paths:
+            parser.add_argument(
+                flag,
+                dest=dest,
+                metavar="PATH",
+                type=Path,
+                default=natural.project_path(default),
+                help=f"{what} (default: {default} from the project's root)",
+            )
+        parser.add_argument("--mode", default="sync", choices=natural.MODES)
+        parser.add_argument("--json", dest="json_out", help="the runner writes every question's record here")
+        parser.add_argument("--kinds", help="only these kinds, comma-separated (named,document,case,...)")
+        parser.add_argument("--limit", type=int, help="only the first N questions (after --kinds)")
+
+    def handle(self, *args, benchmark, **options):
+        if benchmark == "natural":
+            self._natural(**options)
+        else:
+            self._legalbench(**options)
+
+    def _natural(
+        self, *, runner_path, base, key, questions, corpus_root, mode, json_out, kinds, limit, **options
+    ):
+        """Run the natural-question runner in a child process (its output goes straight to this
+        one's) and exit with its status: 0, 1 when a request failed, 2 when its set-up failed."""
+        paths = {"runner": runner_path, "question file": questions, "corpus root": corpus_root}
+        for what, path in paths.items():
+            if not Path(path).exists():
+                raise CommandError(f"No such {what}: {path}")
+        run = natural.NaturalRun(
+            Path(runner_path), base, key, Path(questions), Path(corpus_root), mode, json_out, kinds, limit
+        )
+        returncode = subprocess.call(run.argv(sys.executable))
+        if returncode:
+            raise CommandError(
+                f"the natural-question runner exited with status {returncode}", returncode=returncode
+            )
+
+    def _legalbench(self, *, corpus, queries, k, mode, min_similarity, json_out, **options):
         ks = _ks(k)
         corpus_dir, queries_file = Path(corpus), Path(queries)
         if not corpus_dir.is_dir():
