@@ -60,6 +60,8 @@ class QueryContext:
     ranked: RankedSet | None = None
     retrieval: RetrievalResult | None = None
 
+    # The cross-encoder's judgement that the passages answer the question (0..1; None: no reranker)
+    answerability: float | None = None
     agent: AgentRun | None = None  # agentic mode: the loop's trace and evidence
     reasoning: Reasoning | None = None  # chain of thought: the sub-questions and their answers
 

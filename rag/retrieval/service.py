@@ -396,12 +396,15 @@ def _rescored(ranked: RankedSet, reranker) -> list[_Candidate]:
         .filter(pk__in=[c.hit.chunk_id for c in candidates])
         .values_list("pk", "text")
     )
-    question = found.routing.content_question or found.question
+    # The model reads the question with the usual wording of the clause type it names: it matches
+    # words more than meaning ("governing law" scores "governed by the laws of" low; with the
+    # wording, high).
+    question = legal_terms.expand(generic_reference(found.routing.content_question or found.question))
     windows = score_passages(
         reranker,
-        generic_reference(question),
+        question,
         [texts[c.hit.chunk_id] for c in candidates],
-        terms=snippets.query_terms(legal_terms.expand(question)),
+        terms=snippets.query_terms(question),
         windows_per_passage=settings.RAG_RERANK_WINDOWS,
     )
     rescored = []

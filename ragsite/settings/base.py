@@ -318,6 +318,9 @@ RAG_RERANKER_MODEL = env("RAG_RERANKER_MODEL", default="packaged")
 # (sentences) of each it reads: its cost is about RAG_RERANK_DEPTH x RAG_RERANK_WINDOWS pairs.
 RAG_RERANK_DEPTH = env.int("RAG_RERANK_DEPTH", default=10)
 RAG_RERANK_WINDOWS = env.int("RAG_RERANK_WINDOWS", default=2)
+# Under this answerability (the cross-encoder's score of the question alone against the best answer
+# windows, rag/pipeline/answerability.py) the answer is "not found"; calibrated on the dev set.
+RAG_MIN_ANSWERABILITY = env.float("RAG_MIN_ANSWERABILITY", default=0.008)
 # The vector store is pgvector inside the database; the spec's other stores are not supported.
 VECTOR_DB = env("VECTOR_DB", default="pgvector")
 # Statement timeout for vector and keyword search queries.
@@ -336,7 +339,10 @@ RAG_MAX_SNIPPETS = env.int("RAG_MAX_SNIPPETS", default=10)
 RAG_DEFAULT_TEMPLATE = env("RAG_DEFAULT_TEMPLATE", default="legal_analysis_balanced")
 RAG_DEFAULT_FOLLOW_UP_COUNT = env.int("RAG_DEFAULT_FOLLOW_UP_COUNT", default=2)
 RAG_MAX_RETRIES_ON_HALLUCINATION = env.int("RAG_MAX_RETRIES_ON_HALLUCINATION", default=2)
-MIN_CONFIDENCE_THRESHOLD = env.float("MIN_CONFIDENCE_THRESHOLD", default=0.5)
+# The spec's default is 0.5. Lexrag's "not found" decision is the answerability gate
+# (RAG_MIN_ANSWERABILITY); confidence ranks answers right above wrong ones and is deliberately low
+# for a clause that only narrowly beats another, so 0.5 would refuse a third of correct answers.
+MIN_CONFIDENCE_THRESHOLD = env.float("MIN_CONFIDENCE_THRESHOLD", default=0.05)
 ENABLE_COT = env.bool("ENABLE_COT", default=True)
 
 # --- Agentic mode (rag/agent) ---------------------------------------------------------------------

@@ -6,10 +6,13 @@ each passage with its citation token, and the token depends on the template's ci
 
 from __future__ import annotations
 
+from django.conf import settings
+
 from rag.retrieval import service as retrieval
 from templates_admin.rendering import render
 
 from .. import tokens
+from ..answerability import answerability
 from ..context import QueryContext
 from ..context_builder import SEPARATOR, build_context
 from ..reasoning import reasoning_block
@@ -65,6 +68,13 @@ class BuildContextStage:
         if not built.entries and not ctx.config.dry_run:
             ctx.not_found_reason = "no_passages"
             ctx.halt("no_passages")
+            return ctx
+        ctx.answerability = answerability(ctx.retrieval, ctx.search_query)
+        answerable = ctx.answerability is None or ctx.answerability >= settings.RAG_MIN_ANSWERABILITY
+        ctx.note(self.name, answerability=ctx.answerability, answerable=answerable)
+        if not answerable and not ctx.config.dry_run:
+            ctx.not_found_reason = "not_in_documents"
+            ctx.halt("not_in_documents")
         return ctx
 
 

@@ -1,0 +1,47 @@
+"""Whether the retrieved passages answer the question at all: "not found" when the documents don't
+say, instead of quoting the nearest clause.
+
+Reranking chose each passage's best answer window reading the question together with the usual
+wording of the clause type it names (rag.retrieval.legal_terms): that finds the right clause, but
+it also scores any clause of that type, or worded like it, highly — the wording is in the query.
+Whether a window really answers is judged on the question alone: the cross-encoder scores the
+question proper (the document's name and kind left out, as for ranking) against the best
+ANSWER_WINDOWS windows, and the best of those scores is the answerability. When the question
+named its document (routing), only that document's windows count: another contract's clause does
+not answer a question about this one.
+
+Under `RAG_MIN_ANSWERABILITY` the answer is "not found" (`not_found_reason: "not_in_documents"`),
+for every provider, before the model is asked. The threshold is calibrated on the natural-question
+dev set (bench/README.md).
+"""
+
+from __future__ import annotations
+
+from rag.retrieval.rerank import get_reranker
+from rag.retrieval.routing import generic_reference
+from rag.retrieval.service import Passage, RetrievalResult
+
+ANSWER_WINDOWS = 3
+
+
+def answerability(result: RetrievalResult, question: str) -> float | None:
+    """The cross-encoder's best score (0..1) of `question` against the answer windows of the best
+    passages; None when nothing was reranked (no cross-encoder, or no readable window)."""
+    reranker = get_reranker()
+    windows = [p for p in result.passages if _window(p)]
+    routed = {d.document_id for d in result.routing.documents}
+    if routed and any(p.document_id in routed for p in result.passages):
+        windows = [p for p in windows if p.document_id in routed]
+        if not windows:
+            return 0.0  # the named document has nothing the reranker could read as an answer
+    if reranker is None or not windows:
+        return None
+    proper = generic_reference(result.routing.content_question or question)
+    return max(reranker.score(proper, [_window(p) for p in windows[:ANSWER_WINDOWS]]))
+
+
+def _window(passage: Passage) -> str:
+    if passage.redacted or passage.answer_start is None or passage.answer_end is None:
+        return ""
+    start, end = passage.answer_start - passage.char_start, passage.answer_end - passage.char_start
+    return " ".join(passage.text[start:end].split())
