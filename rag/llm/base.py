@@ -58,6 +58,8 @@ class GenerationRequest:
     # Chain of thought: the answered sub-questions the reply brings together. The prompt carries
     # them for a remote model; the extractive provider composes them itself.
     findings: tuple[Finding, ...] = ()
+    # The documents the question may mean (rag.retrieval.ambiguity): answer for each of them.
+    each_document: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,12 @@ class ExtractiveProvider:
         if request.findings:
             reply = synthesis(request.findings, request.sources, follow_up_count=request.follow_up_count)
         else:
-            reply = answer(request.question, request.sources, follow_up_count=request.follow_up_count)
+            reply = answer(
+                request.question,
+                request.sources,
+                follow_up_count=request.follow_up_count,
+                each_document=request.each_document,
+            )
         text = json.dumps(reply, ensure_ascii=False)
         return Generation(
             text=text,
@@ -94,11 +99,18 @@ class ExtractiveProvider:
         )
 
 
-def answer(question: str, sources: tuple[Source, ...] | list[Source], *, follow_up_count: int = 2) -> dict:
-    """The reply as a dict in the model output format (see the module docstring)."""
+def answer(
+    question: str,
+    sources: tuple[Source, ...] | list[Source],
+    *,
+    follow_up_count: int = 2,
+    each_document: tuple[int, ...] = (),
+) -> dict:
+    """The reply as a dict in the model output format (see the module docstring). `each_document`:
+    the question may mean any of the sources' documents, so each one's best window is quoted."""
     windows = [s for s in sources if s.answer_score is not None and s.focus.strip() and _readable(s)]
     if windows:
-        return _from_windows(question, windows, follow_up_count)
+        return _from_windows(question, windows, follow_up_count, each_document=each_document)
     terms = snippets.query_terms(legal_terms.expand(question))
     sentences = _sentences(sources, terms)
     weights = _term_weights(terms, sentences)
@@ -154,12 +166,22 @@ def synthesis(findings: tuple[Finding, ...], sources, *, follow_up_count: int = 
     }
 
 
-def _from_windows(question: str, sources: list[Source], follow_up_count: int) -> dict:
+def _from_windows(
+    question: str, sources: list[Source], follow_up_count: int, *, each_document: tuple[int, ...]
+) -> dict:
     """The reply quoting the cross-encoder's best answer windows (see the module docstring)."""
     ranked = sorted(sources, key=lambda s: -s.answer_score)  # stable: context order breaks ties
     lead = ranked[0]
+    firsts: dict[int, Source] = {}
+    for source in sources:  # an ambiguous question: the best window of each document it may mean
+        if source.document_id in each_document:
+            firsts.setdefault(source.document_id, source)
     quotes: list[_Sentence] = []
-    for source in ranked:
+    if len(firsts) > 1:
+        quotes = [
+            _Sentence(s, operative_text(s.focus), frozenset(), n) for n, s in enumerate(firsts.values())
+        ]
+    for source in ranked if not quotes else ():
         if len(quotes) == MAX_QUOTES:
             break
         if quotes and (
@@ -240,6 +262,11 @@ _HEADING = re.compile(
     re.I,
 )
 _HEADING_MAX_CHARS = 80
+# Headings the sentence splitter keeps inside a sentence (list markers are no sentence ends):
+# "Section 10.2 Termination. Either party ..." and "... of each order. 2. Payment."
+_NUMBER = r"(?:(?:article|section|clause)\s+)?(?:\d+(?:\.\d+)*|\([a-z\d]{1,4}\))[.)]?"
+_LEADING_HEADING = re.compile(rf"^{_NUMBER}\s+(?:[A-Z][\w'&/-]*\s*){{1,6}}\.\s+(?=[A-Z])", re.I)
+_TRAILING_HEADING = re.compile(rf"(?<=[.;:])\s+{_NUMBER}\s+(?:[A-Z][\w'&/-]*\s*){{1,6}}\.?$", re.I)
 
 
 def operative_text(window: str) -> str:
@@ -250,6 +277,10 @@ def operative_text(window: str) -> str:
     while len(spans) > 1 and _is_heading(text[spans[0][0] : spans[0][1]]):
         spans = spans[1:]
     text = text[spans[0][0] :] if spans else text
+    text = _LEADING_HEADING.sub("", text, count=1)
+    trailing = _TRAILING_HEADING.search(text)
+    if trailing and trailing.start() > 0:
+        text = text[: trailing.start()]
     if len(text) > MAX_SENTENCE_CHARS:
         text = text[: text.rfind(" ", 0, MAX_SENTENCE_CHARS)]
     return text

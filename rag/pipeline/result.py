@@ -17,6 +17,7 @@ from datetime import datetime
 from django.utils import timezone
 
 from rag.llm.base import configured_model
+from rag.retrieval.ambiguity import MAX_CANDIDATES
 
 from .context import QueryContext
 from .context_builder import ContextEntry
@@ -45,9 +46,10 @@ def answer_result(ctx: QueryContext) -> dict:
             seen.add(citation.source.citation_id)
             citations.append(_citation(entries[citation.source.citation_id], citation.snippet))
     clarification = ctx.agent.clarification if ctx.agent else None
+    ambiguous = ambiguity_clarification(ctx)
     result = {
         "answer": None if not_found else processed.answer,
-        "message": (clarification.message if clarification else NOT_FOUND_MESSAGE) if not_found else None,
+        "message": _not_found_message(clarification, ambiguous) if not_found else None,
         "citations": citations,
         "follow_up_questions": [] if not_found else list(processed.follow_ups),
         "confidence_score": 0.0 if not_found else confidence_of(ctx),
@@ -57,12 +59,43 @@ def answer_result(ctx: QueryContext) -> dict:
         "request_id": ctx.request_id,
         "timestamp": timestamp(),
     }
+    if ctx.agent is not None or ambiguous:
+        result["clarification"] = clarification.as_dict() if clarification else ambiguous
     if ctx.agent is not None:  # agentic mode: what the agent decided, searched and kept
-        result["clarification"] = clarification.as_dict() if clarification else None
         result["agent"] = ctx.agent.as_dict()
     if ctx.reasoning is not None:  # chain of thought: the sub-questions (and steps, on request)
         result["reasoning"] = ctx.reasoning.as_dict(show_steps=ctx.config.show_cot_steps)
     return result
+
+
+def _not_found_message(clarification, ambiguous: dict | None) -> str:
+    if clarification is not None:
+        return clarification.message
+    return ambiguous["message"] if ambiguous else NOT_FOUND_MESSAGE
+
+
+def ambiguity_clarification(ctx: QueryContext) -> dict | None:
+    """When the question may mean several documents (rag.retrieval.ambiguity): which, by title, so
+    the user can pick one. The answer, if any, quotes each of them."""
+    routing = ctx.retrieval.routing if ctx.retrieval else None
+    if routing is None or not routing.ambiguous:
+        return None
+    titles = [d.title for d in routing.ambiguous]
+    if len(titles) > MAX_CANDIDATES:
+        shown = ", ".join(f'"{title}"' for title in titles[:MAX_CANDIDATES]) + " and others"
+        message = f"The question fits several documents ({shown}). Which one do you mean?"
+    else:
+        shown = ", ".join(f'"{title}"' for title in titles[:-1]) + f' and "{titles[-1]}"'
+        message = (
+            f"The question fits {len(titles)} documents: {shown}. Each is answered; pick one to ask "
+            "about it alone."
+        )
+    return {
+        "type": "ambiguous",
+        "missing_info": "which document",
+        "message": message,
+        "candidates": [{"document_id": d.document_id, "title": d.title} for d in routing.ambiguous],
+    }
 
 
 def dry_run_result(ctx: QueryContext) -> dict:

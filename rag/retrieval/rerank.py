@@ -80,8 +80,23 @@ class CrossEncoderReranker:
         return [min(max(float(value), 0.0), 1.0) for value in scores]
 
 
-# A sentence shorter than this (a heading, "13. Governing Law.") is read with the one after it.
+# A heading ("13. Governing Law.", "15 INTELLECTUAL PROPERTY", "(b) Term") is read with the
+# sentence after it: short, and numbered, in capitals, or without a sentence's full stop.
 MIN_WINDOW_CHARS = 80
+_NUMBERED = re.compile(
+    r"^(?:(?:article|section|clause)\s+)?(?:\d+(?:\.\d+)*|[ivx]+|[a-z]|\([a-z\d]{1,4}\))[.)]?\s", re.I
+)
+
+
+def is_heading(sentence: str) -> bool:
+    """Whether `sentence` is a heading rather than a clause (see MIN_WINDOW_CHARS)."""
+    sentence = sentence.strip()
+    if not sentence or len(sentence) >= MIN_WINDOW_CHARS:
+        return False
+    uncased = not any(c.islower() for c in sentence)
+    return uncased or bool(_NUMBERED.match(sentence)) or not sentence.endswith((".", ";", ":", "?", "!"))
+
+
 MAX_WINDOW_CHARS = 700
 
 
@@ -131,7 +146,7 @@ def answer_windows(text: str, terms: snippets.QueryTerms, limit: int) -> list[tu
     a short one joined to the next, ranked by the words they share with the question."""
     windows: list[tuple[int, int]] = []
     for start, end in snippets.sentence_spans(text):
-        if windows and windows[-1][1] - windows[-1][0] < MIN_WINDOW_CHARS:
+        if windows and is_heading(text[windows[-1][0] : windows[-1][1]]):
             windows[-1] = (windows[-1][0], end)
         else:
             windows.append((start, end))

@@ -142,6 +142,9 @@ class Routing:
     question: str
     documents: tuple[RoutedDocument, ...] = ()
     naming: tuple[str, ...] = ()
+    # A reference by kind that fits several documents in scope (rag.retrieval.ambiguity): each is
+    # routed equally (when there are few) and the answer names them all.
+    ambiguous: tuple[RoutedDocument, ...] = ()
 
     @property
     def content_question(self) -> str:
@@ -163,6 +166,7 @@ class Routing:
                 {"doc_id": d.document_id, "title": d.title, "score": round(d.score, 4)}
                 for d in self.documents
             ],
+            "ambiguous": [{"doc_id": d.document_id, "title": d.title} for d in self.ambiguous],
         }
 
 
@@ -191,7 +195,7 @@ def strip_words(question: str, words: tuple[str, ...]) -> str:
 
 # "the terpene supply agreement", "its agreement", "the Good Sam endorsement deal": a phrase that
 # names the document by its kind, up to three words before the kind.
-_REFERENCE_PHRASE = re.compile(
+REFERENCE_PHRASE = re.compile(
     r"\b(?:the|this|that|its|his|her|their|our|your|my)\s+(?:[\w'\u2019/&.-]+\s+){0,3}"
     r"(?:agreements?|contracts?|deals?|amendments?|arrangements?|sponsorships?|licen[cs]es?|leases?|"
     r"franchises?|endorsements?|non-competes?|mou|msa|nda)\b(?!\s+(?:fee|term|period|rights?)\b)",
@@ -203,7 +207,7 @@ def generic_reference(question: str) -> str:
     """`question` with a phrase naming a document by its kind replaced by "the agreement": which
     agreement is routing's business; scoring passages on "supply agreement" finds the title and the
     parties paragraph rather than the clause asked about."""
-    return _REFERENCE_PHRASE.sub("the agreement", question)
+    return REFERENCE_PHRASE.sub("the agreement", question)
 
 
 class _Profiles:

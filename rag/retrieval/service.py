@@ -45,12 +45,12 @@ from ragsite.exceptions import InvalidQuery
 from tenants.models import Role, Tenant
 from tenants.selectors import owned_list
 
-from . import legal_terms, ranking, snippets
+from . import ambiguity, legal_terms, ranking, snippets
 from .filters import SearchFilters
 from .hits import Hit
 from .hybrid import MODES, hybrid_search
 from .rerank import WindowScore, get_reranker, score_passages
-from .routing import Routing, generic_reference, route
+from .routing import RoutedDocument, Routing, generic_reference, route
 from .session import positive_int
 
 REDACTED = "[REDACTED]"
@@ -281,6 +281,8 @@ def search(
         routing = route(tenant=tenant, query=query, index_version=version, filters=filters)
     else:
         routing = Routing("", query)
+    if routing_enabled and not routing.documents:
+        routing = _ambiguous(tenant, routing, filters)
     lap("route_ms")
     question = routing.question or query
     clauses = legal_terms.clause_types(question) if settings.RAG_QUERY_EXPANSION else []
@@ -303,6 +305,16 @@ def search(
         candidates=candidates,
         timings=timings,
     )
+
+
+def _ambiguous(tenant: Tenant, routing: Routing, filters: SearchFilters | None) -> Routing:
+    """`routing` with the documents a reference by kind fits, when it fits several (ambiguity.py)."""
+    found = ambiguity.candidates(tenant=tenant, question=routing.question, filters=filters)
+    if not found:
+        return routing
+    listed = tuple(RoutedDocument(c.document_id, c.title, 1.0) for c in found)
+    routed = listed if len(listed) <= ambiguity.MAX_CANDIDATES else ()
+    return dataclasses.replace(routing, documents=routed, ambiguous=listed)
 
 
 def _blend(routing: Routing, candidate: _Candidate, content: float) -> float:
@@ -380,12 +392,26 @@ def rerank(ranked: RankedSet, *, enabled: bool = True, max_chunks: int | None = 
     items = ranked.items
     if reranker is not None and items:
         items = _ranked(_rescored(ranked, reranker), ranked.documents, ranked.weights, ranked.today)
+    if ranked.found.routing.ambiguous:
+        items = _each_document_first(items, [d.document_id for d in ranked.found.routing.documents])
     items = items[: ranked.top_k] if ranked.top_k is not None else list(items)
     return dataclasses.replace(
         ranked,
         items=items[:max_chunks] if max_chunks is not None else items,
         reranker=reranker.name if reranker is not None else "none",
     )
+
+
+def _each_document_first(items: list, document_ids: list[int]) -> list:
+    """`items` with the best of each of `document_ids` first (in rank order), then the rest: an
+    ambiguous question is answered from each document it may mean."""
+    firsts = []
+    for document_id in document_ids:
+        best = next((item for item in items if item[0].hit.document_id == document_id), None)
+        if best is not None:
+            firsts.append(best)
+    firsts.sort(key=lambda item: items.index(item))
+    return firsts + [item for item in items if item not in firsts]
 
 
 def _rescored(ranked: RankedSet, reranker) -> list[_Candidate]:

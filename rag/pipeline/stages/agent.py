@@ -12,7 +12,8 @@ from rag import selectors
 from rag.agent.loop import run_agent
 from rag.agent.planner import get_planner
 from rag.agent.tools import AgentTools
-from rag.retrieval.routing import Routing
+from rag.retrieval import ambiguity
+from rag.retrieval.routing import RoutedDocument, Routing
 from rag.retrieval.service import RetrievalResult
 
 from ..context import QueryContext
@@ -61,9 +62,17 @@ class AgentSearchStage:
             return ctx
         ctx.retrieval = RetrievalResult(
             passages=[item.passage for item in run.evidence],
-            routing=Routing("", ctx.search_query),
+            routing=_routing(ctx),
             mode="agentic",
             candidates=sum(len(step.get("result", {}).get("hits", [])) for step in run.steps),
             reranker="none",
         )
         return ctx
+
+
+def _routing(ctx: QueryContext) -> Routing:
+    """The agent routes by its own tools; what the answer needs is whether the question may mean
+    several documents in scope (rag.retrieval.ambiguity), to answer for each and name them."""
+    found = ambiguity.candidates(tenant=ctx.tenant, question=ctx.search_query, filters=ctx.config.filters)
+    listed = tuple(RoutedDocument(c.document_id, c.title, 1.0) for c in found)
+    return Routing("", ctx.search_query, ambiguous=listed)

@@ -31,6 +31,7 @@ def call_model(
         max_tokens=ctx.config.max_new_tokens,
         follow_up_count=prompt.follow_up_count,
         findings=reasoning.findings() if reasoning and not step else (),
+        each_document=_each_document(ctx) if not step else (),
     )
     generation = get_provider().generate(request)
     ctx.generations.append(generation)
@@ -54,3 +55,9 @@ class GenerateStage:
             latency_ms=generation.latency_ms,
         )
         return ctx
+
+
+def _each_document(ctx: QueryContext) -> tuple[int, ...]:
+    """The documents an ambiguous question may mean (none when it is not ambiguous)."""
+    routing = ctx.retrieval.routing if ctx.retrieval else None
+    return tuple(d.document_id for d in routing.ambiguous) if routing else ()

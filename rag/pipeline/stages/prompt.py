@@ -69,6 +69,11 @@ class BuildContextStage:
             ctx.not_found_reason = "no_passages"
             ctx.halt("no_passages")
             return ctx
+        routing = ctx.retrieval.routing
+        if routing.ambiguous and not routing.documents and not ctx.config.dry_run:
+            ctx.not_found_reason = "clarify"  # too many documents fit to answer each: ask which
+            ctx.halt("clarify")
+            return ctx
         ctx.answerability = answerability(ctx.retrieval, ctx.search_query)
         answerable = ctx.answerability is None or ctx.answerability >= settings.RAG_MIN_ANSWERABILITY
         ctx.note(self.name, answerability=ctx.answerability, answerable=answerable)

@@ -191,7 +191,9 @@ def _answer(ctx: QueryContext, step: ReasoningStep, entries: list[ContextEntry])
     """Answer `step` from its passages, held to the final answer's standards: only verified
     citations are kept, and an answer left with none, under MIN_CONFIDENCE_THRESHOLD, or with
     claims its passages do not support is "not found" (None), so the synthesis never builds on it."""
-    sources = tuple(entry.source for entry in entries)
+    # A passage's answer window was chosen for the question that found it, maybe another part: the
+    # step is answered from the passage's own sentences.
+    sources = tuple(dataclasses.replace(entry.source, answer_score=None, focus="") for entry in entries)
     prompt = render(
         ctx.template,
         context=context_text(entries),

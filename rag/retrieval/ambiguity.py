@@ -1,0 +1,71 @@
+"""A question that names its document only by kind ("What law governs the sponsorship
+agreement?") where the scope holds two or more documents of that kind is ambiguous: it is never
+silently answered from one of them.
+
+`candidates` finds them: the kind words of the question's reference phrase ("sponsorship"; "support",
+"maintenance"; "content", "license" — "agreement", "contract" and "deal" say nothing) must all be in
+a document's title (singular and plural alike). When two to MAX_CANDIDATES documents in scope
+match, routing treats each as named equally, so each one's best clause is retrieved; the answer
+quotes each, grouped by document, and the result carries a clarification naming them by title
+(the ask page offers them as buttons that ask again about one). More than MAX_CANDIDATES: the
+clarification alone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rag import selectors
+from rag.models import Document, DocumentStatus
+from tenants.models import Tenant
+from tenants.selectors import owned_list
+
+from .filters import SearchFilters
+from .routing import REFERENCE_PHRASE, tokens
+
+MAX_CANDIDATES = 4
+_GENERIC = frozenset(
+    {"agreement", "agreements", "contract", "contracts", "deal", "deals", "arrangement", "arrangements"}
+    | {"the", "this", "that", "its", "his", "her", "their", "our", "your", "my"}
+)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    document_id: int
+    title: str
+
+
+def kind_words(question: str) -> list[str]:
+    """The words of the question's reference phrase that say which kind of document it is."""
+    match = REFERENCE_PHRASE.search(question)
+    if not match:
+        return []
+    return [_singular(word) for word in tokens(match.group()) if word not in _GENERIC]
+
+
+def candidates(*, tenant: Tenant, question: str, filters: SearchFilters | None) -> list[Candidate]:
+    """The documents in scope whose title fits the question's reference to a kind of document, when
+    more than one does ([] otherwise). At most MAX_CANDIDATES + 1 are returned (enough to tell
+    "too many")."""
+    words = kind_words(question)
+    if not words:
+        return []
+    documents = owned_list(Document, tenant=tenant).filter(status=DocumentStatus.READY)
+    if filters is not None and not filters.is_empty():
+        documents = documents.filter(pk__in=selectors.document_ids_within(tenant=tenant, filters=filters))
+    for word in words:  # a cheap first cut in SQL; the exact word match follows
+        documents = documents.filter(title__iregex=rf"\m{re.escape(word)}")
+    found = []
+    for pk, title in documents.order_by("pk").values_list("pk", "title"):
+        have = {_singular(word) for word in tokens(title)}
+        if all(word in have for word in words):
+            found.append(Candidate(pk, title))
+        if len(found) > MAX_CANDIDATES:
+            break
+    return found if len(found) >= 2 else []
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
