@@ -1,0 +1,130 @@
+"""The answerability gate, end to end: a question whose clause the named contract lacks is "not
+found" (`not_in_documents`) before any model is asked, even when another contract has that clause;
+an answerable one is answered from the right clause; a dry run reports the answerability without
+halting."""
+
+import pytest
+from django.conf import settings
+
+from rag.models import AuditLog
+from rag.pipeline.result import NOT_FOUND_MESSAGE
+from rag.pipeline.run import run_query
+from rag.retrieval.rerank import get_reranker
+from tests.rag.sponsorships import (
+    APACHE_INSURANCE,
+    CANO_ASSIGNMENT,
+    CANO_FEES,
+    CANO_GOVERNING_LAW,
+    CANO_NOTICES,
+    CANO_TITLE,
+    ingest_sponsorships,
+)
+
+UNANSWERABLE = "What insurance must Boyd carry under the Cano sponsorship?"
+
+
+@pytest.fixture
+def contracts(case, ingest_text):
+    return ingest_sponsorships(case, ingest_text)
+
+
+def _window(passage) -> str:
+    start, end = passage.answer_start - passage.char_start, passage.answer_end - passage.char_start
+    return " ".join(passage.text[start:end].split())
+
+
+@pytest.mark.django_db
+def test_a_clause_the_named_contract_lacks_is_not_found(tenant, contracts, counted_extractive):
+    ctx = run_query(tenant=tenant, question=UNANSWERABLE)
+    result = ctx.result
+    assert result["answer"] is None and result["message"] == NOT_FOUND_MESSAGE
+    assert result["citations"] == [] and result["follow_up_questions"] == []
+    assert result["confidence_score"] == 0.0
+    assert result["provenance"]["not_found_reason"] == "not_in_documents"
+    assert counted_extractive == []  # decided before the model is asked
+    assert ctx.answerability is not None and ctx.answerability < settings.RAG_MIN_ANSWERABILITY
+    assert ctx.stage_metadata["build_context"]["answerability"] == ctx.answerability
+    assert ctx.stage_metadata["build_context"]["answerable"] is False
+    assert AuditLog.objects.get(request_id=ctx.request_id).status == "not_found"
+
+
+@pytest.mark.django_db
+def test_a_named_question_is_not_answered_from_another_contracts_clause(
+    tenant, contracts, counted_extractive
+):
+    ctx = run_query(tenant=tenant, question=UNANSWERABLE)
+    retrieval = ctx.retrieval
+    assert [d.document_id for d in retrieval.routing.documents] == [contracts["cano"].pk]
+    # The look-alike's insurance clause was retrieved, and it would answer the question as read
+    # without the names: only the named contract's windows may count.
+    apache = [p for p in retrieval.passages if p.document_id == contracts["apache"].pk]
+    assert any(APACHE_INSURANCE in _window(p) for p in apache)
+    elsewhere = get_reranker().score(retrieval.routing.content_question, [APACHE_INSURANCE])[0]
+    assert elsewhere > 0.5 > settings.RAG_MIN_ANSWERABILITY
+    assert ctx.result["answer"] is None
+    assert ctx.result["provenance"]["not_found_reason"] == "not_in_documents"
+    assert counted_extractive == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("question", "clause"),
+    [
+        ("Which state's law governs the Cano sponsorship with Boyd?", CANO_GOVERNING_LAW),
+        ("May Boyd assign the Cano sponsorship without consent?", CANO_ASSIGNMENT),
+        ("How must notices under the Cano Boyd sponsorship be delivered?", CANO_NOTICES),
+    ],
+)
+def test_an_answerable_question_on_the_same_contract_cites_the_right_clause(
+    tenant, contracts, question, clause
+):
+    cano = contracts["cano"]
+    ctx = run_query(tenant=tenant, question=question)
+    result = ctx.result
+    assert result["provenance"]["not_found_reason"] is None
+    assert ctx.answerability >= settings.RAG_MIN_ANSWERABILITY
+    assert ctx.stage_metadata["build_context"]["answerable"] is True
+    assert result["answer"] and clause in result["answer"]
+    assert result["answer"].startswith(f"{CANO_TITLE} states:")
+    first = result["citations"][0]
+    assert first["document_id"] == cano.pk and first["snippet"] == clause
+    assert cano.text[first["char_start"] : first["char_end"]] == clause
+    assert f"[{first['citation_id']}]" in result["answer"]
+    assert all(c["document_id"] == cano.pk for c in result["citations"])
+    assert "Kansas" not in result["answer"] and "Lonestar" not in result["answer"]
+    assert 0 < result["confidence_score"] <= 1
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="The answerability gate counts only the routed (named) contract's windows, but the extractive "
+    "provider's _from_windows then quotes the highest answer_score among ALL sources: here the Cano fee "
+    "window scores 0.04 against the names-stripped question ('How much must pay under the agreement?'), "
+    "enough to pass the gate (0.031 >= 0.008), and the Apache/Lonestar insurance window (about 0.8, "
+    "'five million dollars') leads the answer, cited with confidence ~0.70",
+)
+def test_a_named_question_is_answered_from_its_own_contract_only(tenant, contracts):
+    cano = contracts["cano"]
+    result = run_query(tenant=tenant, question="How much must Cano pay Boyd under the sponsorship?").result
+    assert all(c["document_id"] == cano.pk for c in result["citations"])
+    if result["answer"] is not None:
+        assert CANO_FEES in result["answer"] and "Lonestar" not in result["answer"]
+
+
+@pytest.mark.django_db
+def test_a_dry_run_reports_the_answerability_without_halting(tenant, contracts, fake_provider):
+    provider = fake_provider(error=AssertionError("a dry run must not call the model"))
+    ctx = run_query(tenant=tenant, question=UNANSWERABLE, dry_run=True)
+    metadata = ctx.stage_metadata["build_context"]
+    assert metadata["answerable"] is False
+    assert metadata["answerability"] == ctx.answerability < settings.RAG_MIN_ANSWERABILITY
+    # Not halted at build_context: the prompt was built and shown, as for an answerable question.
+    assert ctx.not_found_reason is None
+    assert "build_prompt" in ctx.stage_metadata
+    result = ctx.result
+    assert result["dry_run"] is True and result["generated_prompt"]["user"]
+    assert UNANSWERABLE in result["generated_prompt"]["user"]
+    assert result["selected_snippets"]
+    assert provider.calls == 0
+    assert AuditLog.objects.get(request_id=ctx.request_id).status == "dry_run"
