@@ -9,12 +9,14 @@ prompt asks every model for (orchestration spec, "Expected Model Output Format")
      "confidence": 0..1, "disclaimer": "..."}
 
 How sentences are chosen, when the passages were reranked by the cross-encoder (each source
-carries its best answer window, `focus`, and that window's `answer_score`): the best-scoring
-window is quoted first, its operative sentence(s) only (a heading or clause number that led the
-window is left out); up to MAX_QUOTES - 1 more windows follow that score at least
-RELATIVE_WINDOW_SCORE of it and MIN_WINDOW_SCORE, never the same words of a document twice
-(chunks overlap). Quotes are grouped by document, the lead's document first. The confidence is
-the lead window's score, calibrated (`window_confidence`).
+carries its best answer window, `focus`, and that window's `answer_score`): the first passage's
+window leads (the ranking already weighed the window's score against how well its document is the
+one the question names), its operative sentence(s) only (headings and clause numbers around it are
+left out); up to MAX_QUOTES - 1 more windows of the same document follow, best first, that score at
+least RELATIVE_WINDOW_SCORE of it and MIN_WINDOW_SCORE, never the same words twice (chunks
+overlap). A question that may mean several documents (`each_document`) quotes each one's best
+window, grouped by document. The confidence is calibrated from the lead window's score and its
+margin over the best window elsewhere (`window_confidence`).
 
 Without reranking, the question (with the wording of any clause type it names, see
 rag.retrieval.legal_terms) is parsed like a keyword query; each sentence of each readable source
@@ -41,6 +43,7 @@ from typing import ClassVar
 
 from rag.ingest.chunking import token_estimate
 from rag.retrieval import legal_terms, snippets
+from rag.retrieval.rerank import is_heading
 
 from .base import Finding, Generation, GenerationRequest, Source
 
@@ -170,8 +173,12 @@ def _from_windows(
     question: str, sources: list[Source], follow_up_count: int, *, each_document: tuple[int, ...]
 ) -> dict:
     """The reply quoting the cross-encoder's best answer windows (see the module docstring)."""
-    ranked = sorted(sources, key=lambda s: -s.answer_score)  # stable: context order breaks ties
-    lead = ranked[0]
+    # The lead is the best-ranked passage's window (rank blends the window's score with how well
+    # its document matches the one the question names); more quotes come from its document only,
+    # best first: a question about one contract is never answered with another's clause.
+    lead = sources[0]
+    same_document = [s for s in sources[1:] if s.document_id == lead.document_id]
+    ranked = [lead, *sorted(same_document, key=lambda s: -s.answer_score)]
     firsts: dict[int, Source] = {}
     for source in sources:  # an ambiguous question: the best window of each document it may mean
         if source.document_id in each_document:
@@ -199,7 +206,7 @@ def _from_windows(
             for q in quotes
         ],
         "follow_ups": follow_ups(question, quotes, follow_up_count),
-        "confidence": window_confidence(lead, ranked[1:]),
+        "confidence": window_confidence(lead, [s for s in sources if s is not lead]),
         "disclaimer": DISCLAIMER,
     }
 
@@ -254,14 +261,6 @@ def _grouped(quotes: list[_Sentence]) -> str:
     return " ".join(parts)
 
 
-# A heading or clause number leading a window: "13. Governing Law.", "15 INTELLECTUAL PROPERTY",
-# "(b) Term.", "ARTICLE IX"; short, and no verb-bearing lower-case run of words.
-_HEADING = re.compile(
-    r"^(?:(?:article|section|clause)\s+)?[\dIVXivx]+(?:\.\d+)*[.)]?\s+[^a-z]*$"
-    r"|^\(?[a-z\d]{1,3}[.)]\s+[A-Z][\w ,&/-]{0,60}\.?$|^[^a-z]{1,80}$",
-    re.I,
-)
-_HEADING_MAX_CHARS = 80
 # Headings the sentence splitter keeps inside a sentence (list markers are no sentence ends):
 # "Section 10.2 Termination. Either party ..." and "... of each order. 2. Payment."
 _NUMBER = r"(?:(?:article|section|clause)\s+)?(?:\d+(?:\.\d+)*|\([a-z\d]{1,4}\))[.)]?"
@@ -270,13 +269,12 @@ _TRAILING_HEADING = re.compile(rf"(?<=[.;:])\s+{_NUMBER}\s+(?:[A-Z][\w'&/-]*\s*)
 
 
 def operative_text(window: str) -> str:
-    """The window's text with whitespace collapsed, without the heading(s) leading it and cut at a
-    word end past MAX_SENTENCE_CHARS."""
-    text = " ".join(window.split())
-    spans = snippets.sentence_spans(text)
-    while len(spans) > 1 and _is_heading(text[spans[0][0] : spans[0][1]]):
+    """The window's text with whitespace collapsed, without the heading(s) leading or trailing it,
+    cut at a word end past MAX_SENTENCE_CHARS."""
+    spans = snippets.sentence_spans(window)  # a heading on its own line is a sentence of its own
+    while len(spans) > 1 and is_heading(window[spans[0][0] : spans[0][1]]):
         spans = spans[1:]
-    text = text[spans[0][0] :] if spans else text
+    text = " ".join(window[spans[0][0] :].split()) if spans else " ".join(window.split())
     text = _LEADING_HEADING.sub("", text, count=1)
     trailing = _TRAILING_HEADING.search(text)
     if trailing and trailing.start() > 0:
@@ -284,13 +282,6 @@ def operative_text(window: str) -> str:
     if len(text) > MAX_SENTENCE_CHARS:
         text = text[: text.rfind(" ", 0, MAX_SENTENCE_CHARS)]
     return text
-
-
-def _is_heading(sentence: str) -> bool:
-    sentence = sentence.strip()
-    if len(sentence) > _HEADING_MAX_CHARS:
-        return False
-    return bool(_HEADING.match(sentence)) or sentence.isupper() or not any(c.islower() for c in sentence)
 
 
 def _readable(source: Source) -> bool:

@@ -93,8 +93,12 @@ def is_heading(sentence: str) -> bool:
     sentence = sentence.strip()
     if not sentence or len(sentence) >= MIN_WINDOW_CHARS:
         return False
-    uncased = not any(c.islower() for c in sentence)
-    return uncased or bool(_NUMBERED.match(sentence)) or not sentence.endswith((".", ";", ":", "?", "!"))
+    # In capitals: "GOVERNING LAW", "LIMITATION OF LIABILITY"; not 'PROVIDED "AS IS."'
+    uncased = not any(c.islower() for c in sentence) and len(sentence.split()) <= 5 and '"' not in sentence
+    numbered = _NUMBERED.match(sentence)  # "13. Governing Law.", not '1.5 "Territory" refers to ...'
+    if numbered and len(sentence[numbered.end() :].split()) <= 5:
+        return True
+    return uncased or not sentence.endswith((".", ";", ":", "?", "!", '"'))
 
 
 MAX_WINDOW_CHARS = 700
@@ -108,8 +112,9 @@ _PARTIES = re.compile(
     re.I,
 )
 _ASKS_PARTIES = re.compile(
-    r"\b(?:part(?:y|ies)|who (?:is|are|signed)|signator|dated?|effective date|signed|executed|"
-    r"entered into)\b",
+    r"\b(?:who (?:is|are|signed)|which (?:part(?:y|ies)|compan\w*)|(?:the )?parties (?:to|of|are)\b|"
+    r"names? of the part|signator\w*|signed|executed|entered into|dated|effective date|"
+    r"when (?:was|is|did) (?:it|this|the \w+) (?:made|signed|dated|entered))",
     re.I,
 )
 _DEFINITION = re.compile(
@@ -127,7 +132,7 @@ def window_prior(question: str, window: str) -> float:
         return OFF_TOPIC_PRIOR
     if _DEFINITION.match(window) and not _ASKS_DEFINITION.search(question):
         return OFF_TOPIC_PRIOR
-    if len(window) < MIN_WINDOW_CHARS and not any(c.islower() for c in window):
+    if is_heading(window):
         return OFF_TOPIC_PRIOR
     return 1.0
 

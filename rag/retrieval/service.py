@@ -382,16 +382,22 @@ def _threshold(value) -> float:
 
 def rerank(ranked: RankedSet, *, enabled: bool = True, max_chunks: int | None = None) -> RankedSet:
     """Step 3: a configured cross-encoder (rerank.get_reranker) scores the best answer window of
-    each ranked passage (up to RAG_RERANK_DEPTH of them) against the question, and they are ranked
+    each of the RAG_RERANK_DEPTH best ranked passages against the question, and they are ranked
     again on CROSS_ENCODER_SHARE of that score plus the rest of the fused relevance (the routing
-    match blended in as before). Then the best `top_k`, and of them `max_chunks` (default: all),
-    are kept. Without a cross-encoder, or `enabled=False`, the order stays."""
+    match blended in as before), ahead of the passages below that depth, in their order. Then the
+    best `top_k`, and of them `max_chunks` (default: all), are kept. Without a cross-encoder, or
+    `enabled=False`, the order stays."""
     if max_chunks is not None:
         max_chunks = positive_int(max_chunks, "max_chunks", maximum=MAX_TOP_K)
     reranker = get_reranker() if enabled else None
     items = ranked.items
     if reranker is not None and items:
-        items = _ranked(_rescored(ranked, reranker), ranked.documents, ranked.weights, ranked.today)
+        # The best RAG_RERANK_DEPTH are rescored and ranked again; the rest keep their order after.
+        depth = settings.RAG_RERANK_DEPTH
+        head = dataclasses.replace(ranked, items=items[:depth])
+        items = (
+            _ranked(_rescored(head, reranker), ranked.documents, ranked.weights, ranked.today) + items[depth:]
+        )
     if ranked.found.routing.ambiguous:
         items = _each_document_first(items, [d.document_id for d in ranked.found.routing.documents])
     items = items[: ranked.top_k] if ranked.top_k is not None else list(items)

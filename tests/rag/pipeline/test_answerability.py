@@ -96,14 +96,6 @@ def test_an_answerable_question_on_the_same_contract_cites_the_right_clause(
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True,
-    reason="The answerability gate counts only the routed (named) contract's windows, but the extractive "
-    "provider's _from_windows then quotes the highest answer_score among ALL sources: here the Cano fee "
-    "window scores 0.04 against the names-stripped question ('How much must pay under the agreement?'), "
-    "enough to pass the gate (0.031 >= 0.008), and the Apache/Lonestar insurance window (about 0.8, "
-    "'five million dollars') leads the answer, cited with confidence ~0.70",
-)
 def test_a_named_question_is_answered_from_its_own_contract_only(tenant, contracts):
     cano = contracts["cano"]
     result = run_query(tenant=tenant, question="How much must Cano pay Boyd under the sponsorship?").result

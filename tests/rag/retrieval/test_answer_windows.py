@@ -89,12 +89,6 @@ def test_a_parties_paragraph_counts_when_the_question_asks_for_it(question):
     assert window_prior(question, PARTIES) == 1.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="window_prior's _ASKS_PARTIES matches the bare word 'party'/'parties' anywhere in the "
-    "question, so an operative question that merely mentions a party ('May either party terminate ...') "
-    "exempts the parties paragraph from OFF_TOPIC_PRIOR though it does not ask who the parties are",
-)
 def test_a_question_mentioning_a_party_does_not_ask_who_the_parties_are():
     assert (
         window_prior("May either party terminate the agreement for convenience?", PARTIES) == OFF_TOPIC_PRIOR
@@ -128,13 +122,6 @@ def test_a_lone_capitalised_heading_is_discounted():
     assert window_prior("What law governs the agreement?", "ARTICLE IX") == OFF_TOPIC_PRIOR
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="window_prior treats a short window as a heading only when it has no lower-case letter, so a "
-    "title-case heading alone ('13. Governing Law.': a chunk's last sentence, which answer_windows "
-    "has no next sentence to join to) keeps prior 1.0 although the module docstring says a heading "
-    "alone is discounted (minor: the chunker seldom ends a chunk right after a heading)",
-)
 def test_a_lone_title_case_heading_is_discounted():
     assert window_prior("What law governs the agreement?", "13. Governing Law.") == OFF_TOPIC_PRIOR
 
