@@ -282,7 +282,7 @@ def search(
     else:
         routing = Routing("", query)
     if routing_enabled and not routing.documents:
-        routing = _ambiguous(tenant, routing, filters)
+        routing = with_ambiguity(tenant, routing, filters)
     lap("route_ms")
     question = routing.question or query
     clauses = legal_terms.clause_types(question) if settings.RAG_QUERY_EXPANSION else []
@@ -307,8 +307,9 @@ def search(
     )
 
 
-def _ambiguous(tenant: Tenant, routing: Routing, filters: SearchFilters | None) -> Routing:
-    """`routing` with the documents a reference by kind fits, when it fits several (ambiguity.py)."""
+def with_ambiguity(tenant: Tenant, routing: Routing, filters: SearchFilters | None) -> Routing:
+    """`routing` (which routed nothing) with the documents a reference by kind fits, when it fits
+    several in scope (ambiguity.py): each is routed equally when there are at most MAX_CANDIDATES."""
     found = ambiguity.candidates(tenant=tenant, question=routing.question, filters=filters)
     if not found:
         return routing

@@ -12,9 +12,8 @@ from rag import selectors
 from rag.agent.loop import run_agent
 from rag.agent.planner import get_planner
 from rag.agent.tools import AgentTools
-from rag.retrieval import ambiguity
-from rag.retrieval.routing import RoutedDocument, Routing
-from rag.retrieval.service import RetrievalResult
+from rag.retrieval.routing import Routing, route
+from rag.retrieval.service import RetrievalResult, with_ambiguity
 
 from ..context import QueryContext
 
@@ -62,7 +61,7 @@ class AgentSearchStage:
             return ctx
         ctx.retrieval = RetrievalResult(
             passages=[item.passage for item in run.evidence],
-            routing=_routing(ctx),
+            routing=_routing(ctx, version),
             mode="agentic",
             candidates=sum(len(step.get("result", {}).get("hits", [])) for step in run.steps),
             reranker="none",
@@ -70,9 +69,12 @@ class AgentSearchStage:
         return ctx
 
 
-def _routing(ctx: QueryContext) -> Routing:
+def _routing(ctx: QueryContext, index_version: int) -> Routing:
     """The agent routes by its own tools; what the answer needs is whether the question may mean
-    several documents in scope (rag.retrieval.ambiguity), to answer for each and name them."""
-    found = ambiguity.candidates(tenant=ctx.tenant, question=ctx.search_query, filters=ctx.config.filters)
-    listed = tuple(RoutedDocument(c.document_id, c.title, 1.0) for c in found)
-    return Routing("", ctx.search_query, ambiguous=listed)
+    several documents in scope (rag.retrieval.ambiguity), to answer for each and name them. A
+    question that names its document (by parties, say) is not ambiguous."""
+    plain = Routing("", ctx.search_query)
+    named = route(
+        tenant=ctx.tenant, query=ctx.search_query, index_version=index_version, filters=ctx.config.filters
+    )
+    return plain if named.documents else with_ambiguity(ctx.tenant, plain, ctx.config.filters)
