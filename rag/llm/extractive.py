@@ -10,9 +10,9 @@ prompt asks every model for (orchestration spec, "Expected Model Output Format")
 
 How sentences are chosen, when the passages were reranked by the cross-encoder (each source
 carries its best answer window, `focus`, and that window's `answer_score`): the first passage's
-window leads (the ranking already weighed the window's score against how well its document is the
-one the question names), its operative sentence(s) only (headings and clause numbers around it are
-left out); up to MAX_QUOTES - 1 more windows of the same document follow, best first, that score at
+document answers (the ranking weighed how well each document is the one the question names) and
+its best-scoring window leads, its operative sentence(s) only (headings and clause numbers around
+it are left out); up to MAX_QUOTES - 1 more windows of that document follow, best first, that score at
 least RELATIVE_WINDOW_SCORE of it and MIN_WINDOW_SCORE, never the same words twice (chunks
 overlap). A question that may mean several documents (`each_document`) quotes each one's best
 window, grouped by document. The confidence is calibrated from the lead window's score and its
@@ -173,12 +173,12 @@ def _from_windows(
     question: str, sources: list[Source], follow_up_count: int, *, each_document: tuple[int, ...]
 ) -> dict:
     """The reply quoting the cross-encoder's best answer windows (see the module docstring)."""
-    # The lead is the best-ranked passage's window (rank blends the window's score with how well
-    # its document matches the one the question names); more quotes come from its document only,
+    # The first passage's document is the one answering (the ranking weighed how well each document
+    # is the one the question names); its best window leads, and more quotes come from it only,
     # best first: a question about one contract is never answered with another's clause.
-    lead = sources[0]
-    same_document = [s for s in sources[1:] if s.document_id == lead.document_id]
-    ranked = [lead, *sorted(same_document, key=lambda s: -s.answer_score)]
+    document = sources[0].document_id
+    ranked = sorted((s for s in sources if s.document_id == document), key=lambda s: -s.answer_score)
+    lead = ranked[0]
     firsts: dict[int, Source] = {}
     for source in sources:  # an ambiguous question: the best window of each document it may mean
         if source.document_id in each_document:

@@ -148,11 +148,9 @@ class Routing:
 
     @property
     def content_question(self) -> str:
-        """The question without the words that named its document: what passages are scored on.
-        When documents were routed, a phrase naming the document ("the Flotek supply agreement")
-        becomes "the agreement" too."""
+        """The question without the words that named its document: what passages are scored on."""
         stripped = strip_words(self.question, self.naming)
-        return generic_reference(stripped) if self.documents else stripped
+        return stripped
 
     def match(self, document_id: int) -> float:
         """How well `document_id` matches the reference (0 when it was not routed)."""

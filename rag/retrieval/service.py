@@ -61,7 +61,9 @@ ROUTING_WEIGHT = 0.5
 # Hybrid content relevance: this share of cosine similarity, the rest keyword coverage.
 SEMANTIC_SHARE = 0.3
 # With a cross-encoder, relevance is this share of its score, the rest the fused relevance.
-CROSS_ENCODER_SHARE = 0.8
+# (LegalBench-RAG dev P@1: 0.8 → 19.1 %, 0.5 → 20.9 %, 0.4 → 21.5 %, none → 21.7 %; the natural
+# questions' answers lead with the best window of the first passage's document, bench/README.md.)
+CROSS_ENCODER_SHARE = 0.4
 
 
 @dataclass(frozen=True)
@@ -431,7 +433,9 @@ def _rescored(ranked: RankedSet, reranker) -> list[_Candidate]:
     )
     # The model reads the question with the usual wording of the clause type it names: it matches
     # words more than meaning ("governing law" scores "governed by the laws of" low; with the
-    # wording, high).
+    # wording, high). A phrase naming a routed document by its kind ("the Flotek supply agreement")
+    # is read as "the agreement": the kind words find the title and the parties paragraph. (The
+    # search legs keep them: LegalBench-RAG dev R@8 85.3 % with, 82.4 % without.)
     question = legal_terms.expand(generic_reference(found.routing.content_question or found.question))
     windows = score_passages(
         reranker,

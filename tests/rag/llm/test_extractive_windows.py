@@ -29,12 +29,12 @@ def source(
     )
 
 
-def test_the_first_passages_window_leads_and_weak_windows_are_not_quoted():
+def test_the_first_documents_best_window_leads_and_weak_windows_are_not_quoted():
     # The ranking put the governing-law passage first (its window's score weighed with how well its
     # document is the one the question names); the provider does not second-guess it.
     sources = [
-        source("3", 1, LAW, 0.97, similarity=0.2),
         source("1", 1, FEES, 0.30, similarity=0.9),
+        source("3", 1, LAW, 0.97, similarity=0.2),
         source("2", 1, ASSIGNMENT, 0.45),
     ]
     reply = answer(QUESTION, sources)
