@@ -175,7 +175,10 @@ def score_passages(
     spans = [answer_windows(text, terms, windows_per_passage) for text in texts]
     pairs = [(i, span) for i, passage_spans in enumerate(spans) for span in passage_spans]
     windows = [_window_text(texts[i], span) for i, span in pairs]
-    scores = reranker.score(question, windows)
+    # Overlapping chunks carry the same sentences: each distinct window is scored once.
+    distinct = list(dict.fromkeys(windows))
+    scored = dict(zip(distinct, reranker.score(question, distinct), strict=True))
+    scores = [scored[window] for window in windows]
     scores = [score * window_prior(question, window) for score, window in zip(scores, windows, strict=True)]
     best: list[WindowScore | None] = [None] * len(texts)
     for (i, (start, end)), score in zip(pairs, scores, strict=True):
