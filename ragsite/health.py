@@ -89,6 +89,27 @@ def check_llm() -> dict:
     }
 
 
+def check_reranker() -> dict:
+    """The cross-encoder (rag.retrieval.cross_encoder): its files are checked, not loaded (a
+    request loads it once per process)."""
+    from pathlib import Path
+
+    from rag.retrieval import cross_encoder
+
+    name = settings.RAG_RERANKER_MODEL
+    if not settings.ENABLE_RERANKING or not name:
+        return {"status": "disabled"}
+    directory = cross_encoder.packaged_directory() if name == cross_encoder.PACKAGED else Path(name)
+    model = cross_encoder.MODEL_NAME if name == cross_encoder.PACKAGED else Path(name).name
+    if directory is None or not directory.is_dir():
+        return {"status": "unavailable", "model": model, "detail": f"no model files for {name!r}"}
+    return {
+        "status": "loaded" if name in cross_encoder.loaded_models() else "not_loaded",
+        "model": model,
+        "path": str(directory),
+    }
+
+
 def overall_status(report: dict) -> str:
     if report["database"]["status"] != CONNECTED or report["vector_store"]["status"] != CONNECTED:
         return "unhealthy"
@@ -96,6 +117,7 @@ def overall_status(report: dict) -> str:
         report["cache"]["status"] == UNREACHABLE
         or report["broker"]["status"] == UNREACHABLE
         or report["embedding_model"]["status"] == "unavailable"
+        or report.get("reranker", {}).get("status") == "unavailable"
         or report["llm"]["status"] not in ("ready", "configured")
     )
     return "degraded" if degraded else "healthy"
@@ -110,6 +132,7 @@ def health_check(connection=None) -> dict:
         "cache": check_cache(),
         "broker": check_broker(),
         "embedding_model": model_status(),
+        "reranker": check_reranker(),
         "llm": check_llm(),
     }
     return {

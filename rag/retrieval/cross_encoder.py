@@ -104,6 +104,12 @@ _lock = threading.Lock()
 _loaded: dict[str, OnnxCrossEncoder] = {}
 
 
+def loaded_models() -> set[str]:
+    """The `RAG_RERANKER_MODEL` values loaded in this process."""
+    with _lock:
+        return set(_loaded)
+
+
 def load(setting: str) -> OnnxCrossEncoder:
     """The cross-encoder `setting` names (`packaged` or a directory), loaded once per process."""
     with _lock:

