@@ -102,6 +102,22 @@
     answerBox.append(el("h2", { text: "Answer" }), badges);
     if (result.answer) answerBox.append(answerParagraph(result.answer, citations));
     if (result.message) answerBox.append(el("p", { class: "notice", text: result.message }));
+    const candidates = (result.clarification && result.clarification.candidates) || [];
+    if (candidates.length) {
+      // The question fits several documents: each is a button that asks again about that one alone.
+      if (!result.message) answerBox.append(el("p", { class: "notice", text: result.clarification.message }));
+      const list = el("ul", { class: "follow-ups clarification" });
+      for (const candidate of candidates) {
+        const pick = el("button", { type: "button", class: "link", "data-document-id": candidate.document_id, text: `Ask about “${candidate.title}” only` });
+        pick.addEventListener("click", () => {
+          const body = requestBody();
+          body.filters = { ...(body.filters || {}), document_ids: [candidate.document_id] };
+          send(body);
+        });
+        list.append(el("li", {}, pick));
+      }
+      answerBox.append(el("h3", { text: "Which document?" }), list);
+    }
     if (result.disclaimer) answerBox.append(el("p", { class: "muted small", text: result.disclaimer }));
 
     if (citations.length) {
@@ -214,6 +230,10 @@
       showError({ status: 400, body: { message: "Type a question first." } });
       return;
     }
+    await send(body);
+  }
+
+  async function send(body) {
     button.disabled = true;
     answerBox.hidden = true;
     const started = performance.now();

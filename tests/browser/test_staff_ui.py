@@ -183,3 +183,50 @@ def test_a_follow_up_asks_again_and_a_background_question_is_polled(
     assert "Colorado" in parts.nth(0).inner_text() and parts.nth(0).locator("a.marker").count() >= 1
     assert "seller" in parts.nth(1).inner_text() and parts.nth(1).locator("a.marker").count() >= 1
     screenshot("ask-reasoning")
+
+
+def test_an_ambiguous_question_names_the_candidates_and_a_button_asks_about_one(
+    page, live_server, tenant, staff_user, screenshot, _media_in_tmp
+):
+    from rag.ingest.service import DocumentFields
+    from rag.models import Document, DocumentStatus
+    from tests.rag.sponsorships import APACHE, APACHE_TITLE, CANO, CANO_TITLE
+
+    case = rag_services.case_create(tenant=tenant, name="Sponsorships")
+    for text, title in ((CANO, CANO_TITLE), (APACHE, APACHE_TITLE)):
+        ingest.document_upload(
+            tenant=tenant,
+            case=case,
+            filename=f"{title.lower().replace(' ', '-')}.txt",
+            content=text.encode(),
+            fields=DocumentFields(title=title, doc_type="contract"),
+        )
+    assert set(Document.objects.filter(case=case).values_list("status", flat=True)) == {DocumentStatus.READY}
+    cano = Document.objects.get(case=case, title=CANO_TITLE)
+    bodies = []
+    page.on(
+        "request",
+        lambda request: bodies.append(request.post_data_json) if request.url.endswith("/rag/query") else None,
+    )
+    log_in(page, live_server, staff_user)
+    page.goto(f"{live_server.url}/ask/")
+    page.fill("#question", "What law governs the sponsorship agreement?")
+    page.click("#ask-button")
+    page.wait_for_function(NEW_ANSWER, arg="")
+    # Both contracts are answered, grouped by document, and named as the candidates.
+    answer = page.locator("#answer").inner_text()
+    assert CANO_TITLE in answer and APACHE_TITLE in answer
+    buttons = page.locator("#answer .clarification button")
+    assert buttons.count() == 2
+    assert {b.get_attribute("data-document-id") for b in buttons.all()} == {
+        str(d.pk) for d in Document.objects.filter(case=case)
+    }
+    screenshot("ask-ambiguous")
+
+    first = _request_line(page)
+    page.locator(f'#answer .clarification button[data-document-id="{cano.pk}"]').click()
+    page.wait_for_function(NEW_ANSWER, arg=first)
+    assert bodies[-1]["filters"]["document_ids"] == [cano.pk]
+    links = page.locator("#answer .citations .citation-link").all_inner_texts()
+    assert links and set(links) == {CANO_TITLE}
+    assert page.locator("#answer .clarification button").count() == 0
