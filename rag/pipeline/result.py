@@ -109,6 +109,9 @@ def dry_run_result(ctx: QueryContext) -> dict:
         "estimated_tokens": prompt_tokens(ctx.prompt) if ctx.prompt else 0,
         "context_tokens": ctx.context.tokens if ctx.context else 0,
         "would_use_model": {"provider": provider, "model": model},
+        # Whether the question would be answered or "not found" (rag.pipeline.answerability).
+        "answerability": ctx.stage_metadata.get("build_context", {}).get("answerability"),
+        "would_answer": ctx.stage_metadata.get("build_context", {}).get("answerable"),
         "flags": flags(ctx),
         "provenance": provenance(ctx, used=set()),
         "request_id": ctx.request_id,

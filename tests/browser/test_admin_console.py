@@ -88,9 +88,14 @@ def test_proposed_weights_change_the_ranking_preview(admin_page, live_server, te
         return page.locator("#ranking-preview .after-title").all_inner_texts()
 
     by_similarity = preview("1", "0")
+    moved_by_similarity = page.locator("#ranking-preview .change").all_inner_texts()
     by_recency = preview("0", "1")
+    moved_by_recency = page.locator("#ranking-preview .change").all_inner_texts()
     assert by_similarity[0] == "old"  # the closer wording wins on similarity alone
     assert by_recency[0] == "new"  # the recent clause first once only recency counts
-    assert page.locator("#ranking-preview .change").all_inner_texts() != ["="] * len(by_recency)
+    # Against the current weights, one of the two proposals moves a passage (which one depends on
+    # where the current blend puts them), and the preview marks it.
+    unchanged = ["="] * len(by_recency)
+    assert moved_by_similarity != unchanged or moved_by_recency != unchanged
     screenshot("admin-ranking-preview")
     assert not RankingWeights.objects.filter(tenant=tenant).exists()  # a preview saves nothing

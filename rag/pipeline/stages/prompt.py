@@ -75,7 +75,13 @@ class BuildContextStage:
             ctx.halt("clarify")
             return ctx
         ctx.answerability = answerability(ctx.retrieval, ctx.search_query)
-        answerable = ctx.answerability is None or ctx.answerability >= settings.RAG_MIN_ANSWERABILITY
+        # A question in parts is judged part by part (each reasoning step has its own "not found");
+        # the whole reads as no single clause's question.
+        answerable = (
+            ctx.reasoning is not None
+            or ctx.answerability is None
+            or ctx.answerability >= settings.RAG_MIN_ANSWERABILITY
+        )
         ctx.note(self.name, answerability=ctx.answerability, answerable=answerable)
         if not answerable and not ctx.config.dry_run:
             ctx.not_found_reason = "not_in_documents"

@@ -254,12 +254,16 @@ def test_a_dry_run_shows_the_prompt_and_calls_no_model(tenant, corpus, fake_prov
         "estimated_tokens",
         "context_tokens",
         "would_use_model",
+        "answerability",
+        "would_answer",
         "flags",
         "provenance",
         "request_id",
         "timestamp",
     }
     assert result["dry_run"] is True
+    # The simulation says whether the question would be answered or "not found".
+    assert result["would_answer"] is True and result["answerability"] >= 0.008
     assert result["generated_prompt"] == {"system": ctx.prompt.system, "user": ctx.prompt.user}
     assert ctx.context.text in result["generated_prompt"]["user"]
     assert QUESTION in result["generated_prompt"]["user"]
