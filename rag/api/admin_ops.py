@@ -89,6 +89,14 @@ class SimulateApi(AdminApiView):
         estimated_tokens = serializers.IntegerField(help_text="Tokens of the whole prompt.")
         context_tokens = serializers.IntegerField(help_text="Tokens of the passages in it.")
         would_use_model = SimulateModelSerializer()
+        answerability = serializers.FloatField(
+            allow_null=True,
+            help_text="The cross-encoder's score of the question alone against the best answer windows "
+            "(null without a cross-encoder); under RAG_MIN_ANSWERABILITY the answer would be not found.",
+        )
+        would_answer = serializers.BooleanField(
+            allow_null=True, help_text='false: the question would get "not found" (not_in_documents).'
+        )
         flags = FlagsSerializer()
         provenance = ProvenanceSerializer()
         request_id = serializers.CharField()
