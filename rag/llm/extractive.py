@@ -235,17 +235,21 @@ def _logit(score: float) -> float:
 
 def _same_window(a: Source, b: Source) -> bool:
     """The same words (overlapping chunks carry a sentence twice)."""
-    if a.document_id != b.document_id:
-        return False
-    x, y = " ".join(a.focus.split()), " ".join(b.focus.split())
-    return bool(x) and bool(y) and (x in y or y in x or x[:80] == y[:80])
+    return _same_words(a.document_id, a.focus, b.document_id, b.focus)
 
 
 def _overlaps(quote: _Sentence, source: Source, text: str) -> bool:
     """Whether `text` of `source` repeats words already quoted from the same document."""
-    if quote.source.document_id != source.document_id:
+    return _same_words(quote.source.document_id, quote.text, source.document_id, text)
+
+
+def _same_words(document_a: int, text_a: str, document_b: int, text_b: str) -> bool:
+    """Whether two texts of one document are the same words (one holds the other, or they start
+    alike): what overlapping chunks carry twice."""
+    if document_a != document_b:
         return False
-    return text in quote.text or quote.text in text or text[:80] == quote.text[:80]
+    x, y = " ".join(text_a.split()), " ".join(text_b.split())
+    return bool(x) and bool(y) and (x in y or y in x or x[:80] == y[:80])
 
 
 def _grouped(quotes: list[_Sentence]) -> str:
@@ -304,7 +308,7 @@ def _title(source: Source) -> str:
 def _sentences(sources, terms: snippets.QueryTerms) -> list[_Sentence]:
     result = []
     for source in sources:
-        if not source.text.strip() or source.text.strip() == REDACTED:
+        if not _readable(source):
             continue  # a redacted passage has nothing to quote
         for start, end in snippets.sentence_spans(source.text):
             text = " ".join(source.text[start:end].split())

@@ -42,7 +42,5 @@ def answerability(result: RetrievalResult, question: str) -> float | None:
 
 
 def _window(passage: Passage) -> str:
-    if passage.redacted or passage.answer_start is None or passage.answer_end is None:
-        return ""
-    start, end = passage.answer_start - passage.char_start, passage.answer_end - passage.char_start
-    return " ".join(passage.text[start:end].split())
+    span = passage.answer_span
+    return " ".join(passage.text[span[0] : span[1]].split()) if span else ""

@@ -108,10 +108,8 @@ def citation_ids(passages: Sequence[Passage], citation_style: str) -> list[str]:
 
 def _focus(passage: Passage, text: str) -> str:
     """The passage's best answer window as it stands in `text` ("" when there is none in it)."""
-    if passage.redacted or passage.answer_start is None or passage.answer_end is None:
-        return ""
-    start, end = passage.answer_start - passage.char_start, passage.answer_end - passage.char_start
-    return text[start:end] if 0 <= start < end <= len(text) else ""
+    span = passage.answer_span
+    return text[span[0] : span[1]] if span and 0 <= span[0] < span[1] <= len(text) else ""
 
 
 def build_context(passages: Sequence[Passage], *, citation_style: str, token_budget: int) -> BuiltContext:

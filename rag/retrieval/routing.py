@@ -149,8 +149,7 @@ class Routing:
     @property
     def content_question(self) -> str:
         """The question without the words that named its document: what passages are scored on."""
-        stripped = strip_words(self.question, self.naming)
-        return stripped
+        return strip_words(self.question, self.naming)
 
     def match(self, document_id: int) -> float:
         """How well `document_id` matches the reference (0 when it was not routed)."""
@@ -296,10 +295,8 @@ def _allowed_documents(tenant: Tenant, filters: SearchFilters | None) -> set[int
 def _names(question: str) -> list[str]:
     """Capitalised words after the first, and years; "HPIL-Ginares" and "HPIL/Ginares" give both
     names as well as the compound."""
-    names = " ".join(match.group(1) or match.group(2) for match in _NAME.finditer(question))
-    return tokens(names) + [
-        part for word in tokens(names) if "-" in word for part in tokens(word.replace("-", " "))
-    ]
+    found = tokens(" ".join(match.group(1) or match.group(2) for match in _NAME.finditer(question)))
+    return found + [part for word in found if "-" in word for part in tokens(word.replace("-", " "))]
 
 
 def _naming(profiles: _Profiles, words: list[str], routed: tuple[RoutedDocument, ...]) -> tuple[str, ...]:

@@ -115,6 +115,13 @@ class Passage:
     answer_start: int | None = None
     answer_end: int | None = None
 
+    @property
+    def answer_span(self) -> tuple[int, int] | None:
+        """The answer window as offsets into `text` (None: not reranked, or redacted)."""
+        if self.redacted or self.answer_start is None or self.answer_end is None:
+            return None
+        return self.answer_start - self.char_start, self.answer_end - self.char_start
+
 
 @dataclass(frozen=True)
 class RetrievalResult:
