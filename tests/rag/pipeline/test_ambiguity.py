@@ -1,0 +1,84 @@
+"""A question naming its document only by kind ("the sponsorship agreement") where the scope holds
+several of that kind: each is answered, grouped by document, and the clarification names them by
+title, in sync and agentic mode. Names in the question make it unambiguous; another tenant's, or
+another case's, documents of that kind are never candidates."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag import selectors
+from rag import services as rag_services
+from rag.pipeline.run import run_query
+from rag.retrieval import ambiguity
+from rag.retrieval.filters import SearchFilters
+from tests.factories import TenantFactory
+from tests.rag.sponsorships import APACHE, APACHE_TITLE, CANO, CANO_TITLE, ingest_sponsorships
+
+QUESTION = "What law governs the sponsorship agreement?"
+
+
+@pytest.fixture
+def sponsorships(case, ingest_text):
+    return ingest_sponsorships(case, ingest_text)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("agentic", [False, True])
+def test_each_candidate_is_answered_and_named_by_title(tenant, case, sponsorships, agentic):
+    result = run_query(
+        tenant=tenant, question=QUESTION, agentic=agentic, use_cache=False, filters={"case_ids": [case.pk]}
+    ).result
+    clarification = result["clarification"]
+    assert clarification["type"] == "ambiguous"
+    assert {c["document_id"] for c in clarification["candidates"]} == {d.pk for d in sponsorships.values()}
+    assert CANO_TITLE in clarification["message"] and APACHE_TITLE in clarification["message"]
+    if not agentic:  # the plain pipeline quotes each contract's governing-law clause
+        assert {c["document_id"] for c in result["citations"]} == {d.pk for d in sponsorships.values()}
+        assert "Oklahoma" in result["answer"] and "Kansas" in result["answer"]
+
+
+@pytest.mark.django_db
+def test_a_question_naming_the_parties_is_not_ambiguous(tenant, sponsorships):
+    result = run_query(
+        tenant=tenant, question="What law governs the Cano sponsorship with Boyd?", use_cache=False
+    )
+    assert result.result.get("clarification") is None
+    assert {c["document_id"] for c in result.result["citations"]} == {sponsorships["cano"].pk}
+
+
+@pytest.mark.django_db
+def test_another_tenants_or_cases_documents_of_that_kind_are_never_candidates(
+    tenant, case, ingest_text, sponsorships
+):
+    other_tenant = TenantFactory(slug="other-firm")
+    elsewhere = rag_services.case_create(tenant=other_tenant, name="Their matter")
+    theirs = ingest_text(elsewhere, CANO, filename="their-sponsorship.txt", title="Their Sponsorship")
+    other_case = rag_services.case_create(tenant=tenant, name="Another matter")
+    ours = ingest_text(other_case, APACHE, filename="more-sponsorship.txt", title="More Sponsorship")
+
+    in_case = ambiguity.candidates(
+        tenant=tenant, question=QUESTION, filters=SearchFilters(case_ids=(case.pk,))
+    )
+    assert {c.document_id for c in in_case} == {d.pk for d in sponsorships.values()}
+    tenant_wide = ambiguity.candidates(tenant=tenant, question=QUESTION, filters=None)
+    assert {c.document_id for c in tenant_wide} == {d.pk for d in sponsorships.values()} | {ours.pk}
+    assert theirs.pk not in {c.document_id for c in tenant_wide}
+    # The selector behind the scope: only this tenant's documents, whatever the filters name.
+    assert theirs.pk not in set(selectors.document_ids_within(tenant=tenant, filters=SearchFilters()))
+    assert set(selectors.document_ids_within(tenant=other_tenant, filters=SearchFilters())) == {theirs.pk}
+
+
+@pytest.mark.django_db
+def test_more_candidates_than_can_be_answered_is_a_question_back(tenant, case, ingest_text, sponsorships):
+    for n in range(ambiguity.MAX_CANDIDATES - 1):
+        ingest_text(
+            case, APACHE.replace("Apache", f"Rig{n}"), filename=f"s{n}.txt", title=f"Rig{n} Sponsorship"
+        )
+    result = run_query(
+        tenant=tenant, question=QUESTION, use_cache=False, filters={"case_ids": [case.pk]}
+    ).result
+    assert result["answer"] is None and result["citations"] == []
+    assert result["clarification"]["type"] == "ambiguous"
+    assert len(result["clarification"]["candidates"]) == ambiguity.MAX_CANDIDATES + 1
+    assert result["message"] == result["clarification"]["message"] and "Which one" in result["message"]
