@@ -50,10 +50,11 @@ from .base import Finding, Generation, GenerationRequest, Source
 MODEL = "extractive-v1"
 MAX_QUOTES = 3
 RELATIVE_SCORE = 0.6
-# With reranked sources: further windows quoted only when they score this well, absolutely and
-# relative to the lead window.
-MIN_WINDOW_SCORE = 0.5
-RELATIVE_WINDOW_SCORE = 0.8
+# With reranked sources: further windows of the answering document quoted when they score this
+# well, absolutely and relative to the lead window. Low bars: a question often has its answer in
+# two places (the term, and its renewal), and the lead is not always the one (bench/README.md).
+MIN_WINDOW_SCORE = 0.1
+RELATIVE_WINDOW_SCORE = 0.3
 RAW_AT_HALF = 0.3  # see _confidence
 MAX_SENTENCE_CHARS = 600  # a "sentence" longer than this (a run-on list) is cut at a word end
 REDACTED = "[REDACTED]"

@@ -10,6 +10,13 @@ ANSWER_WINDOWS windows, and the best of those scores is the answerability. When 
 named its document (routing), only that document's windows count: another contract's clause does
 not answer a question about this one.
 
+Before that, a plainer test (`missing_clause`): a question about a clause that has a subject of its
+own ("What insurance must Boyd carry under the Honey Hole sponsorship?") asked of one document
+(named, or the only one in scope) whose text never uses the words such a clause is written with
+(rag.retrieval.legal_terms.EVIDENCE: "insur…") is not answered from that document, whatever the
+model makes of the nearest passage; the message says which clause is missing where. Confidential
+documents are left out of this test: its message would tell what they do not say.
+
 Under `RAG_MIN_ANSWERABILITY` the answer is "not found" (`not_found_reason: "not_in_documents"`),
 for every provider, before the model is asked. The threshold is calibrated on the natural-question
 dev set (bench/README.md).
@@ -17,9 +24,16 @@ dev set (bench/README.md).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from rag.models import Document, Sensitivity
+from rag.retrieval import legal_terms
+from rag.retrieval.filters import SearchFilters
 from rag.retrieval.rerank import get_reranker
 from rag.retrieval.routing import generic_reference
 from rag.retrieval.service import Passage, RetrievalResult
+from tenants.models import Tenant
+from tenants.selectors import owned_list
 
 ANSWER_WINDOWS = 3
 
@@ -44,3 +58,41 @@ def answerability(result: RetrievalResult, question: str) -> float | None:
 def _window(passage: Passage) -> str:
     span = passage.answer_span
     return " ".join(passage.text[span[0] : span[1]].split()) if span else ""
+
+
+@dataclass(frozen=True)
+class MissingClause:
+    """A clause the question asks about that its document cannot hold."""
+
+    clause: str  # the clause type's name: "insurance"
+    titles: tuple[str, ...]  # the document(s) asked about
+
+    @property
+    def message(self) -> str:
+        named = " or ".join(f"\u201c{title}\u201d" for title in self.titles)
+        return (
+            f"No {self.clause} clause found in {named}: the document never uses the words such a "
+            "clause is written with."
+        )
+
+
+def missing_clause(
+    tenant: Tenant, result: RetrievalResult, question: str, filters: SearchFilters | None = None
+) -> MissingClause | None:
+    """The clause `question` asks about that the document it is about (the routed documents, or the
+    only document in scope) cannot hold, or None (see the module docstring)."""
+    documents = [d.document_id for d in result.routing.documents]
+    if not documents and filters is not None and len(filters.document_ids or ()) == 1:
+        documents = list(filters.document_ids)
+    if not documents:
+        return None
+    rows = list(
+        owned_list(Document, tenant=tenant)
+        .filter(pk__in=documents)
+        .values_list("title", "text", "sensitivity")
+    )
+    if not rows or any(sensitivity == Sensitivity.CONFIDENTIAL for _, _, sensitivity in rows):
+        return None
+    proper = generic_reference(result.routing.content_question or question)
+    absent = legal_terms.absent_clauses(proper, [text for _, text, _ in rows])
+    return MissingClause(absent[0].name, tuple(title for title, _, _ in rows)) if absent else None

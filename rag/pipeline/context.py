@@ -79,6 +79,7 @@ class QueryContext:
     first_verification: Verification | None = None  # before any mitigation
     mitigation: list[str] = field(default_factory=list)  # "re-run", "removed", "disclaimer"
     not_found_reason: str | None = None  # why the answer is "I don't know", if it is
+    not_found_message: str | None = None  # what to tell the user instead of the generic message
 
     # Output
     result: dict | None = None

@@ -49,7 +49,7 @@ def answer_result(ctx: QueryContext) -> dict:
     ambiguous = ambiguity_clarification(ctx)
     result = {
         "answer": None if not_found else processed.answer,
-        "message": _not_found_message(clarification, ambiguous) if not_found else None,
+        "message": _not_found_message(ctx, clarification, ambiguous) if not_found else None,
         "citations": citations,
         "follow_up_questions": [] if not_found else list(processed.follow_ups),
         "confidence_score": 0.0 if not_found else confidence_of(ctx),
@@ -68,7 +68,9 @@ def answer_result(ctx: QueryContext) -> dict:
     return result
 
 
-def _not_found_message(clarification, ambiguous: dict | None) -> str:
+def _not_found_message(ctx: QueryContext, clarification, ambiguous: dict | None) -> str:
+    if ctx.not_found_message:  # e.g. which clause the document asked about lacks
+        return ctx.not_found_message
     if clarification is not None:
         return clarification.message
     return ambiguous["message"] if ambiguous else NOT_FOUND_MESSAGE

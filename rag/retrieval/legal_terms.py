@@ -31,7 +31,8 @@ def _clause(name: str, pattern: str, wording: str) -> ClauseType:
 CLAUSE_TYPES: tuple[ClauseType, ...] = (
     _clause(
         "expiration",
-        r"\bexpir\w*|\bend date\b|\bhow long\b"
+        r"\bexpir\w*|\bend date\b|\bhow long\b|\bfixed term\b|\buntil when\b|\bcome to an end\b"
+        r"|\bwhen (?:does|will|did) (?:[\w'\u2019./-]+\s+){0,8}?(?:end|lapse|run out)\b"
         r"|\b(?:term|duration) of (?:the|this) (?:agreement|contract)",
         "The term of this Agreement shall commence on the Effective Date and shall continue for a "
         "period of years until expiry, unless terminated earlier.",
@@ -62,7 +63,8 @@ CLAUSE_TYPES: tuple[ClauseType, ...] = (
     ),
     _clause(
         "anti-assignment",
-        r"\bassign\w*|\bdelegat\w*|\btransfer (?:of )?(?:the|this) (?:agreement|contract)",
+        r"\bassign\w*|\bdelegat\w*|\btransfer (?:of )?(?:the|this) (?:agreement|contract)"
+        r"|\btransfer\w* (?:its |their |his |her |the )?(?:rights|obligations|interest)\b",
         "Neither party may assign or transfer this Agreement or its rights or obligations without the "
         "prior written consent of the other party.",
     ),
@@ -74,7 +76,8 @@ CLAUSE_TYPES: tuple[ClauseType, ...] = (
     ),
     _clause(
         "termination for convenience",
-        r"\bterminat\w* for convenience\b|\bterminat\w* without cause\b|\bterminat\w* at will\b",
+        r"\bterminat\w* for convenience\b|\bterminat\w* without cause\b|\bterminat\w* at will\b"
+        r"|\bget out of\b|\bwalk away\b|\bterminat\w* early\b|\bearly terminat\w*",
         "Either party may terminate this Agreement for any reason or without cause upon days prior "
         "written notice to the other party.",
     ),
@@ -86,20 +89,20 @@ CLAUSE_TYPES: tuple[ClauseType, ...] = (
     ),
     _clause(
         "audit rights",
-        r"\baudit\w*|\binspect\w*",
+        r"\baudit\w*|\binspect\w*|\baccess to (?:the |its |their )?(?:books|records)\b",
         "A party shall keep complete and accurate books and records and the other party may audit, "
         "inspect and examine such books and records upon reasonable notice.",
     ),
     _clause(
         "cap on liability",
-        r"\bcap on liability\b|\blimit(?:ation)? (?:of|on) liability\b"
-        r"|\bliability (?:cap|limit)|\bmaximum liability\b",
+        r"\bcap on liability\b|\blimit(?:s|ations?)? (?:of|on) liability\b"
+        r"|\bliabilit\w* (?:is |are )?capped\b|\bliability (?:cap|limit)|\bmaximum liability\b",
         "In no event shall either party's aggregate liability under this Agreement exceed the amounts "
         "paid; neither party shall be liable for indirect, incidental or consequential damages.",
     ),
     _clause(
         "uncapped liability",
-        r"\buncapped\b|\bunlimited liability\b",
+        r"\buncapped\b|\bunlimited liability\b|\bnot capped\b",
         "The limitations of liability shall not apply to breach of confidentiality, indemnification "
         "obligations, gross negligence or willful misconduct.",
     ),
@@ -158,7 +161,9 @@ CLAUSE_TYPES: tuple[ClauseType, ...] = (
     ),
     _clause(
         "revenue sharing",
-        r"\brevenue\b|\bprofit shar\w*|\broyalt\w*",
+        r"\brevenue\b|\bprofit shar\w*|\broyalt\w*"
+        r"|\bprofits? (?:are |is )?split\b|\bsplit (?:of |the )?profits?\b"
+        r"|\bshare of (?:the )?(?:profits?|gross margin|net sales)\b",
         "The party shall pay a percentage of net sales, revenue or profits as royalties to the other party.",
     ),
     _clause(
@@ -168,7 +173,8 @@ CLAUSE_TYPES: tuple[ClauseType, ...] = (
     ),
     _clause(
         "minimum commitment",
-        r"\bminimum (?:commitment|purchase|order|quantit)\w*",
+        r"\bminimum (?:commitment|purchase|order|quantit)\w*"
+        r"|\bminimum (?:\w+ )?(?:effort|obligation|requirement)s?\b",
         "The party shall purchase a minimum quantity or minimum amount of products each year.",
     ),
     _clause(
@@ -179,7 +185,8 @@ CLAUSE_TYPES: tuple[ClauseType, ...] = (
     ),
     _clause(
         "ip ownership",
-        r"\b(?:ip|intellectual property)\b.*\b(?:own|assign)\w*|\bownership\b",
+        r"\b(?:ip|intellectual property)\b.*\b(?:own|assign)\w*|\bownership\b"
+        r"|\bown(?:s|ing)?\b.*\b(?:ip|intellectual property|work product|inventions?)\b",
         "All intellectual property rights in the work product shall be owned by and are hereby "
         "assigned to the party.",
     ),
@@ -244,6 +251,35 @@ CLAUSE_TYPES: tuple[ClauseType, ...] = (
 
 MAX_CLAUSE_TYPES = 2  # a question naming more is not about one clause
 
+# Words a contract cannot hold the clause without: one that never uses any of them has no such
+# clause (rag.pipeline.answerability). Only clause types with a subject of their own are listed
+# ("insurance" needs the word; an expiration date needs none); each pattern is broad on purpose.
+EVIDENCE: dict[str, re.Pattern] = {
+    name: re.compile(pattern, re.IGNORECASE)
+    for name, pattern in {
+        "governing law": r"\bgovern\w*|\blaws? of\b|\bconstru\w*|\bjurisdiction\w*",
+        "anti-assignment": r"\bassign\w*|\btransfer\w*|\bdelegat\w*|\bsuccessors?\b",
+        "change of control": r"\bcontrol\w*|\bmerge\w*|\bacqui\w*|\bconsolidat\w*",
+        "audit rights": r"\baudit\w*|\binspect\w*|\bexamin\w*|\bbooks\b|\brecords\b",
+        "liquidated damages": r"\bliquidated\b|\bpenalt\w*",
+        "insurance": r"\binsur\w*",
+        "non-compete": r"\bcompet\w*|\bengage\w* in\b|\bsimilar (?:business|products?|services?)\b",
+        "exclusivity": r"\bexclusiv\w*|\bsole\b",
+        "no-solicit": r"\bsolicit\w*|\bhir(?:e|ing)\b|\brecruit\w*|\bpoach\w*|\binduce\w*",
+        "non-disparagement": r"\bdisparag\w*|\bnegative\w*|\bdetrimental\b|\breputation\w*",
+        "right of first refusal": r"\bfirst (?:refusal|offer|negotiation)\b|\bright of first\b|\bmatch\w*",
+        "most favored nation": r"\bfavou?r\w*",
+        "source code escrow": r"\bescrow\w*|\bsource code\b",
+        "covenant not to sue": r"\bsue\b|\bchalleng\w*|\bcontest\w*|\bvalidity\b",
+        "third party beneficiary": r"\bbeneficiar\w*",
+        "indemnification": r"\bindemn\w*|\bhold\w* harmless\b|\bdefend\b",
+        "confidentiality": r"\bconfiden\w*|\bdisclos\w*|\bproprietary\b|\bsecre\w*",
+        "force majeure": (
+            r"\bforce majeure\b|\bact of god\b|\bbeyond (?:its|their|the|such) (?:\w+ )?control\b"
+        ),
+    }.items()
+}
+
 
 def clause_types(question: str) -> list[ClauseType]:
     """The clause types `question` names, in vocabulary order (at most MAX_CLAUSE_TYPES)."""
@@ -255,3 +291,13 @@ def expand(question: str, clauses: list[ClauseType] | None = None) -> str:
     names); unchanged when there are none."""
     found = clause_types(question) if clauses is None else clauses
     return " ".join([question, *(clause.wording for clause in found)])
+
+
+def absent_clauses(question: str, texts: list[str]) -> list[ClauseType]:
+    """The clause types `question` names that none of `texts` can hold: none of them uses any of
+    the clause's EVIDENCE words. Clause types without evidence words are never absent."""
+    return [
+        clause
+        for clause in clause_types(question)
+        if clause.name in EVIDENCE and texts and not any(EVIDENCE[clause.name].search(text) for text in texts)
+    ]

@@ -18,7 +18,7 @@ The model likes text that repeats the question's words, so three kinds of window
 a question but often share its words are discounted (`OFF_TOPIC_PRIOR`), unless the question asks
 for what they hold: the parties paragraph ("This Agreement is entered into ... by and between ...",
 unless the question asks who the parties are or when it was made), a definition ('"Term" means
-...', unless it asks what something means) and a heading alone.
+...', unless it asks what something means) and a heading alone (or headings run together).
 """
 
 from __future__ import annotations
@@ -132,9 +132,17 @@ def window_prior(question: str, window: str) -> float:
         return OFF_TOPIC_PRIOR
     if _DEFINITION.match(window) and not _ASKS_DEFINITION.search(question):
         return OFF_TOPIC_PRIOR
-    if is_heading(window):
+    if is_heading(window) or _headings_only(window):
         return OFF_TOPIC_PRIOR
     return 1.0
+
+
+def _headings_only(window: str) -> bool:
+    """A window of headings run together ("ARTICLE XI INDEMNIFICATION; LIMITS ON LIABILITY Section
+    11.1 Indemnification."): short, and (almost) no word in lower case, where a clause has its
+    "the", "shall" and "of"."""
+    words = window.split()
+    return len(window) < MAX_WINDOW_CHARS // 3 and sum(word[0].islower() for word in words) < 2
 
 
 @dataclass(frozen=True)

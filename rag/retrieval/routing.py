@@ -292,6 +292,13 @@ def _allowed_documents(tenant: Tenant, filters: SearchFilters | None) -> set[int
     return set(selectors.document_ids_within(tenant=tenant, filters=filters))
 
 
+_YEAR = re.compile(r"(?:19|20)\d\d")
+
+
+def _ranked(scores: dict[int, float]) -> list[tuple[int, float]]:
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
 def _names(question: str) -> list[str]:
     """Capitalised words after the first, and years; "HPIL-Ginares" and "HPIL/Ginares" give both
     names as well as the compound."""
@@ -325,14 +332,17 @@ def route(*, tenant: Tenant, query: str, index_version: int, filters: SearchFilt
         # Capitalised words that no document contains ("IP", "Who") say nothing about which
         # document is meant; a reference phrase's unknown words do (a contract not in the corpus).
         words = [word for word in words if word in profiles.frequency]
-    scores = profiles.scores(words, _allowed_documents(tenant, filters))
-    if not scores:
-        return Routing(split.reference, split.question)
-    ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
-    top = ranked[0][1]
+    allowed = _allowed_documents(tenant, filters)
     minimum = MIN_SCORE_WITH_REFERENCE if split.explicit else MIN_SCORE_WITHOUT_REFERENCE
-    if top < minimum:
+    ranked = _ranked(profiles.scores(words, allowed))
+    if not split.explicit and (not ranked or ranked[0][1] < minimum):
+        # "Can the Glumetza agreement be renewed after 2011?": a year without a reference phrase
+        # is more often part of the question than of the document's name.
+        words = [word for word in words if not _YEAR.fullmatch(word)]
+        ranked = _ranked(profiles.scores(words, allowed)) if words else []
+    if not ranked or ranked[0][1] < minimum:
         return Routing(split.reference, split.question)
+    top = ranked[0][1]
     routed = tuple(
         RoutedDocument(pk, profiles.titles[pk], score)
         for pk, score in ranked[:MAX_ROUTED]

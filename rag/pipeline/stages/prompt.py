@@ -12,7 +12,7 @@ from rag.retrieval import service as retrieval
 from templates_admin.rendering import render
 
 from .. import tokens
-from ..answerability import answerability
+from ..answerability import answerability, missing_clause
 from ..context import QueryContext
 from ..context_builder import SEPARATOR, build_context
 from ..reasoning import reasoning_block
@@ -74,7 +74,8 @@ class BuildContextStage:
             ctx.not_found_reason = "clarify"  # too many documents fit to answer each: ask which
             ctx.halt("clarify")
             return ctx
-        ctx.answerability = answerability(ctx.retrieval, ctx.search_query)
+        missing = missing_clause(ctx.tenant, ctx.retrieval, ctx.search_query, ctx.config.filters)
+        ctx.answerability = 0.0 if missing else answerability(ctx.retrieval, ctx.search_query)
         # A question in parts is judged part by part (each reasoning step has its own "not found");
         # the whole reads as no single clause's question.
         answerable = (
@@ -83,8 +84,11 @@ class BuildContextStage:
             or ctx.answerability >= settings.RAG_MIN_ANSWERABILITY
         )
         ctx.note(self.name, answerability=ctx.answerability, answerable=answerable)
+        if missing:
+            ctx.note(self.name, missing_clause=missing.clause)
         if not answerable and not ctx.config.dry_run:
             ctx.not_found_reason = "not_in_documents"
+            ctx.not_found_message = missing.message if missing else None
             ctx.halt("not_in_documents")
         return ctx
 

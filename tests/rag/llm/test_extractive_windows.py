@@ -33,14 +33,14 @@ def test_the_first_documents_best_window_leads_and_weak_windows_are_not_quoted()
     # The ranking put the governing-law passage first (its window's score weighed with how well its
     # document is the one the question names); the provider does not second-guess it.
     sources = [
-        source("1", 1, FEES, 0.30, similarity=0.9),
+        source("1", 1, FEES, 0.08, similarity=0.9),
         source("3", 1, LAW, 0.97, similarity=0.2),
-        source("2", 1, ASSIGNMENT, 0.45),
+        source("2", 1, ASSIGNMENT, 0.25),
     ]
     reply = answer(QUESTION, sources)
     assert reply["citations"][0] == {"id": "3", "doc_id": "1", "snippet": LAW}
     assert reply["answer"].startswith(f'Cano Boyd Sponsorship states: "{LAW}" [3]')
-    # The others score under RELATIVE_WINDOW_SCORE of the lead: not quoted.
+    # The others score under RELATIVE_WINDOW_SCORE of the lead (and MIN_WINDOW_SCORE): not quoted.
     assert [c["id"] for c in reply["citations"]] == ["3"]
     assert FEES not in reply["answer"] and ASSIGNMENT not in reply["answer"]
 

@@ -1,12 +1,13 @@
 """The answerability gate, end to end: a question whose clause the named contract lacks is "not
-found" (`not_in_documents`) before any model is asked, even when another contract has that clause;
-an answerable one is answered from the right clause; a dry run reports the answerability without
-halting."""
+found" (`not_in_documents`) before any model is asked, even when another contract has that clause:
+by the clause's own words missing from the contract (insurance) or by the cross-encoder (a question
+no clause type names); an answerable one is answered from the right clause; a dry run reports the
+answerability without halting."""
 
 import pytest
 from django.conf import settings
 
-from rag.models import AuditLog
+from rag.models import AuditLog, Sensitivity
 from rag.pipeline.result import NOT_FOUND_MESSAGE
 from rag.pipeline.run import run_query
 from rag.retrieval.rerank import get_reranker
@@ -21,6 +22,8 @@ from tests.rag.sponsorships import (
 )
 
 UNANSWERABLE = "What insurance must Boyd carry under the Cano sponsorship?"
+# No clause type names this: only the cross-encoder can tell the contract does not say.
+UNANSWERABLE_BY_MODEL = "What colour must Boyd paint its trucks under the Cano sponsorship?"
 
 
 @pytest.fixture
@@ -37,15 +40,52 @@ def _window(passage) -> str:
 def test_a_clause_the_named_contract_lacks_is_not_found(tenant, contracts, counted_extractive):
     ctx = run_query(tenant=tenant, question=UNANSWERABLE)
     result = ctx.result
-    assert result["answer"] is None and result["message"] == NOT_FOUND_MESSAGE
+    assert result["answer"] is None
+    # The message says what is missing where: the contract never speaks of insurance.
+    assert result["message"].startswith(f"No insurance clause found in \u201c{CANO_TITLE}\u201d")
     assert result["citations"] == [] and result["follow_up_questions"] == []
     assert result["confidence_score"] == 0.0
     assert result["provenance"]["not_found_reason"] == "not_in_documents"
     assert counted_extractive == []  # decided before the model is asked
-    assert ctx.answerability is not None and ctx.answerability < settings.RAG_MIN_ANSWERABILITY
+    assert ctx.answerability == 0.0
     assert ctx.stage_metadata["build_context"]["answerability"] == ctx.answerability
     assert ctx.stage_metadata["build_context"]["answerable"] is False
+    assert ctx.stage_metadata["build_context"]["missing_clause"] == "insurance"
     assert AuditLog.objects.get(request_id=ctx.request_id).status == "not_found"
+
+
+@pytest.mark.django_db
+def test_a_question_no_clause_type_names_is_not_found_by_the_model(tenant, contracts, counted_extractive):
+    ctx = run_query(tenant=tenant, question=UNANSWERABLE_BY_MODEL)
+    result = ctx.result
+    assert result["answer"] is None and result["message"] == NOT_FOUND_MESSAGE
+    assert result["provenance"]["not_found_reason"] == "not_in_documents"
+    assert "missing_clause" not in ctx.stage_metadata["build_context"]
+    assert 0 < ctx.answerability < settings.RAG_MIN_ANSWERABILITY
+    assert counted_extractive == []
+
+
+@pytest.mark.django_db
+def test_the_clause_is_looked_for_in_the_one_document_in_scope(tenant, contracts):
+    question = "What insurance must the racing team carry?"
+    scoped = run_query(tenant=tenant, question=question, filters={"document_ids": [contracts["cano"].pk]})
+    assert scoped.result["answer"] is None
+    assert scoped.stage_metadata["build_context"]["missing_clause"] == "insurance"
+    other = run_query(tenant=tenant, question=question, filters={"document_ids": [contracts["apache"].pk]})
+    assert "missing_clause" not in other.stage_metadata["build_context"]
+    assert other.result["answer"] and APACHE_INSURANCE in other.result["answer"]
+    assert other.result["citations"][0]["document_id"] == contracts["apache"].pk
+
+
+@pytest.mark.django_db
+def test_a_confidential_document_is_not_said_to_lack_a_clause(tenant, contracts):
+    # "No insurance clause found in ..." would tell a reader who may not read it what it does not say.
+    cano = contracts["cano"]
+    cano.sensitivity = Sensitivity.CONFIDENTIAL
+    cano.save(update_fields=["sensitivity"])
+    ctx = run_query(tenant=tenant, question=UNANSWERABLE)
+    assert "missing_clause" not in ctx.stage_metadata["build_context"]
+    assert "insurance" not in (ctx.result["message"] or "")
 
 
 @pytest.mark.django_db

@@ -6,6 +6,7 @@ import json
 import re
 
 import pytest
+from django.conf import settings
 
 from rag.models import AuditLog, Chunk, Document
 from rag.pipeline import tokens
@@ -263,7 +264,7 @@ def test_a_dry_run_shows_the_prompt_and_calls_no_model(tenant, corpus, fake_prov
     }
     assert result["dry_run"] is True
     # The simulation says whether the question would be answered or "not found".
-    assert result["would_answer"] is True and result["answerability"] >= 0.008
+    assert result["would_answer"] is True and result["answerability"] >= settings.RAG_MIN_ANSWERABILITY
     assert result["generated_prompt"] == {"system": ctx.prompt.system, "user": ctx.prompt.user}
     assert ctx.context.text in result["generated_prompt"]["user"]
     assert QUESTION in result["generated_prompt"]["user"]

@@ -126,6 +126,13 @@ def test_a_lone_title_case_heading_is_discounted():
     assert window_prior("What law governs the agreement?", "13. Governing Law.") == OFF_TOPIC_PRIOR
 
 
+def test_headings_run_together_are_discounted_and_a_short_clause_is_not():
+    question = "What limits on liability are in the agreement?"
+    headings = "ARTICLE XI INDEMNIFICATION; LIMITS ON LIABILITY Section 11.1 Indemnification."
+    assert window_prior(question, headings) == OFF_TOPIC_PRIOR
+    assert window_prior(question, "Neither party is liable for lost profits.") == 1.0
+
+
 class Recording:
     """A reranker that scores every window 0.9 and records what it read."""
 

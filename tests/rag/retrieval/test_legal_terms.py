@@ -18,6 +18,20 @@ from tenants.models import Role
         ("Can either party terminate for convenience?", ["termination for convenience"]),
         ("Is there a right of first refusal (ROFR)?", ["right of first refusal"]),
         ("Who signed the memo about parking?", []),
+        # The way people ask, without the clause's name
+        ("When does the sponsorship of Honey Hole end?", ["expiration"]),
+        ("Is it for a fixed term or does it run until notice?", ["expiration"]),
+        ("When does his employment come to an end?", ["expiration"]),
+        ("Can the dealer get out of the endorsement early?", ["termination for convenience"]),
+        ("How are the profits split between the parties?", ["revenue sharing"]),
+        ("What share of gross margin does the promoter get?", ["revenue sharing"]),
+        ("What minimum detailing effort is the promoter committed to?", ["minimum commitment"]),
+        ("Who owns the IP the consultant creates?", ["ip ownership"]),
+        ("What limits on liability are in the agreement?", ["cap on liability"]),
+        ("Which liabilities are not capped?", ["uncapped liability"]),
+        ("What access to records does the company get?", ["audit rights"]),
+        ("Can either side transfer its rights under the deal?", ["anti-assignment"]),
+        ("When does the meeting start?", []),
     ],
 )
 def test_clause_types_named_in_questions(question, names):
@@ -31,6 +45,32 @@ def test_expansion_appends_the_clause_wording_and_leaves_other_questions_alone()
     assert legal_terms.expand("Who signed the memo?") == "Who signed the memo?"
     many = "assignment, insurance, audit and exclusivity terms"
     assert len(legal_terms.clause_types(many)) == legal_terms.MAX_CLAUSE_TYPES
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "absent"),
+    [
+        ("What insurance must the supplier carry?", "The supplier shall deliver on time.", ["insurance"]),
+        ("What insurance must the supplier carry?", "The supplier shall be insured.", []),
+        ("Is there a non-compete?", "Neither party shall engage in a similar business.", []),
+        ("Is there a non-compete?", "The fee is payable monthly.", ["non-compete"]),
+        ("What law governs it?", "This Agreement is construed under the laws of Ohio.", []),
+        # An expiration date needs no particular word: never "absent"
+        ("When does it expire?", "The fee is payable monthly.", []),
+        ("Who signed the memo?", "The fee is payable monthly.", []),
+    ],
+)
+def test_a_clause_is_absent_from_a_text_without_its_evidence_words(question, text, absent):
+    assert [clause.name for clause in legal_terms.absent_clauses(question, [text])] == absent
+
+
+def test_a_clause_is_absent_only_when_no_text_holds_its_words():
+    question = "What insurance must the supplier carry?"
+    assert legal_terms.absent_clauses(question, ["No such words.", "It shall maintain insurance."]) == []
+    assert [c.name for c in legal_terms.absent_clauses(question, ["No such words.", "Nor here."])] == [
+        "insurance"
+    ]
+    assert legal_terms.absent_clauses(question, []) == []
 
 
 CONTRACT = (

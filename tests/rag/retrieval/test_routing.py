@@ -117,6 +117,27 @@ def test_route_by_party_named_without_reference_phrase_needs_a_clear_match(tenan
 
 
 @pytest.mark.django_db
+def test_a_year_in_the_question_does_not_keep_the_named_document_from_routing(tenant, case, ingest_text):
+    # Another document's opening holds the year: scored with it, neither match is clear enough.
+    ingest_text(
+        case,
+        "SUPPLY AGREEMENT\n\nThis Supply Agreement dated March 2011 is made between Vandelay "
+        "Industries and Kramerica LLC.",
+        filename="vandelay-kramerica-supply.txt",
+    )
+    promotion = ingest_text(
+        case,
+        "PROMOTION AGREEMENT\n\nThis Promotion Agreement is made between Depomed Inc. and King "
+        "Pharmaceuticals Inc. for the promotion of Glumetza. "
+        + "The parties agree to cooperate in good faith on the promotion of the product. " * 4,
+        filename="promotion.txt",
+    )
+    result = _route(tenant, "Can the Glumetza promotion agreement be renewed after 2011?")
+    assert [d.document_id for d in result.documents] == [promotion.pk]
+    assert result.content_question == "Can the promotion agreement be renewed after 2011?"
+
+
+@pytest.mark.django_db
 def test_route_respects_filters(tenant, three_documents):
     only_others = SearchFilters(document_ids=(three_documents["acme"].pk, three_documents["hooli"].pk))
     result = _route(
