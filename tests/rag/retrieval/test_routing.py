@@ -129,7 +129,8 @@ def test_a_year_in_the_question_does_not_keep_the_named_document_from_routing(te
         case,
         "PROMOTION AGREEMENT\n\nThis Promotion Agreement is made between Depomed Inc. and King "
         "Pharmaceuticals Inc. for the promotion of Glumetza. "
-        + "The parties agree to cooperate in good faith on the promotion of the product. " * 4,
+        + "The parties agree to cooperate in good faith on the promotion of the product. "
+        * 4,
         filename="promotion.txt",
     )
     result = _route(tenant, "Can the Glumetza promotion agreement be renewed after 2011?")
