@@ -270,6 +270,11 @@ def _grouped(quotes: list[_Sentence]) -> str:
 # "Section 10.2 Termination. Either party ..." and "... of each order. 2. Payment."
 _NUMBER = r"(?:(?:article|section|clause)\s+)?(?:\d+(?:\.\d+)*|\([a-z\d]{1,4}\))[.)]?"
 _LEADING_HEADING = re.compile(rf"^{_NUMBER}\s+(?:[A-Z][\w'&/-]*\s*){{1,6}}\.\s+(?=[A-Z])", re.I)
+# A heading without number or full stop run into its clause: "Term The term of this Agreement ..."
+_BARE_HEADING = re.compile(
+    r"^(?:[A-Z][\w'&/-]*\s+){1,4}(?=(?:The|This|Each|Either|Neither|No|In|If|Any|All|Subject|Except|"
+    r"Unless|Notwithstanding|Upon|During|Such)\s+\w)"
+)
 _TRAILING_HEADING = re.compile(rf"(?<=[.;:])\s+{_NUMBER}\s+(?:[A-Z][\w'&/-]*\s*){{1,6}}\.?$", re.I)
 
 
@@ -281,6 +286,7 @@ def operative_text(window: str) -> str:
         spans = spans[1:]
     text = " ".join(window[spans[0][0] :].split()) if spans else " ".join(window.split())
     text = _LEADING_HEADING.sub("", text, count=1)
+    text = _BARE_HEADING.sub("", text, count=1)
     trailing = _TRAILING_HEADING.search(text)
     if trailing and trailing.start() > 0:
         text = text[: trailing.start()]

@@ -45,12 +45,16 @@ class RankStage:
     runs_after_halt = False
 
     def run(self, ctx: QueryContext) -> QueryContext:
-        ctx.ranked = retrieval.rank(
-            ctx.candidates, top_k=ctx.config.top_k, similarity_threshold=ctx.config.similarity_threshold
+        chosen = _documents_chosen(ctx)
+        threshold = (
+            0.0 if chosen and ctx.config.similarity_threshold is None else ctx.config.similarity_threshold
         )
+        ctx.ranked = retrieval.rank(ctx.candidates, top_k=ctx.config.top_k, similarity_threshold=threshold)
         weights = ctx.ranked.weights
         best = best_cosine(ctx.ranked)
-        if ctx.ranked.items and best is not None and best < settings.RAG_MIN_SEMANTIC_SIMILARITY:
+        if chosen:
+            ctx.note(self.name, thresholds="not applied: the documents were chosen")
+        elif ctx.ranked.items and best is not None and best < settings.RAG_MIN_SEMANTIC_SIMILARITY:
             ctx.ranked = dataclasses.replace(ctx.ranked, items=[])
             ctx.note(self.name, dropped_reason="no passage semantically close to the question")
         ctx.note(
@@ -60,6 +64,16 @@ class RankStage:
             weights={"similarity": weights.similarity, "recency": weights.recency, "trust": weights.trust},
         )
         return ctx
+
+
+def _documents_chosen(ctx: QueryContext) -> bool:
+    """Whether the caller chose the documents (`filters.document_ids`: "ask about this document")
+    and the cross-encoder's answerability gate will judge whether they answer (build_context).
+    Then the relevance thresholds, which tell relevant documents from the rest, do not apply: a
+    short question ("What's the term?") is far, by cosine and keywords, from the clause that
+    answers it, and the best passages of the chosen documents are the evidence however loosely
+    they match the words (as for the agent's searches of documents it chose)."""
+    return bool(ctx.config.filters.document_ids) and retrieval.get_reranker() is not None
 
 
 def best_cosine(ranked) -> float | None:

@@ -93,11 +93,19 @@ def test_a_heading_leading_the_window_is_not_quoted(heading):
     [
         pytest.param("13. GOVERNING LAW\n\n"),
         pytest.param("Section 13.2 Governing Law. "),
+        pytest.param("Governing Law\n"),
+        pytest.param("Governing Law "),
     ],
 )
 def test_a_heading_in_other_common_forms_is_not_quoted(heading):
     reply = answer(QUESTION, [source("1", 1, heading + LAW, 0.97)])
     assert reply["citations"][0]["snippet"] == LAW
+
+
+def test_a_clause_opening_with_capitalised_words_keeps_them():
+    assert operative_text("Each Party shall keep the terms confidential.").startswith("Each Party shall")
+    clause = "The term of this Agreement is one year."
+    assert operative_text(f"Term {clause}") == clause
 
 
 def test_a_short_operative_sentence_in_capitals_is_quoted():

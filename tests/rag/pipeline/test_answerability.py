@@ -160,3 +160,20 @@ def test_a_dry_run_reports_the_answerability_without_halting(tenant, contracts, 
     assert result["selected_snippets"]
     assert provider.calls == 0
     assert AuditLog.objects.get(request_id=ctx.request_id).status == "dry_run"
+
+
+@pytest.mark.django_db
+def test_a_short_question_about_a_chosen_document_is_answered(tenant, contracts, settings):
+    # "What's the term?" is far by cosine and keywords from "This Agreement begins ... and continues
+    # for two (2) racing seasons": the relevance thresholds would drop every passage. Asked about a
+    # chosen document, they do not apply; the cross-encoder judges.
+    cano = contracts["cano"]
+    ctx = run_query(tenant=tenant, question="What's the term?", filters={"document_ids": [cano.pk]})
+    assert ctx.stage_metadata["rank"]["thresholds"] == "not applied: the documents were chosen"
+    result = ctx.result
+    assert result["answer"] and "two (2) racing seasons" in result["answer"]
+    assert result["citations"][0]["document_id"] == cano.pk
+    # Without a cross-encoder there is no answerability gate: the thresholds keep their say.
+    settings.RAG_RERANKER_MODEL = ""
+    ctx = run_query(tenant=tenant, question="What's the term?", filters={"document_ids": [cano.pk]})
+    assert "thresholds" not in ctx.stage_metadata["rank"]
