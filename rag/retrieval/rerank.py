@@ -14,11 +14,14 @@ passage's few windows that share most words with the question (a sentence; a sho
 with the sentence after it), scores them, and gives each passage its best window's score and span.
 The span becomes the passage's snippet and the sentence the answer quotes first.
 
-The model likes text that repeats the question's words, so three kinds of window that rarely answer
-a question but often share its words are discounted (`OFF_TOPIC_PRIOR`), unless the question asks
+The model likes text that repeats the question's words, so kinds of window that rarely answer a
+question but often share its words are discounted (`OFF_TOPIC_PRIOR`), unless the question asks
 for what they hold: the parties paragraph ("This Agreement is entered into ... by and between ...",
 unless the question asks who the parties are or when it was made), a definition ('"Term" means
-...', unless it asks what something means) and a heading alone (or headings run together).
+...', unless it asks what something means), the signature block ("IN WITNESS WHEREOF ...", unless
+it asks who signed), a recital ("WHEREAS ...", unless it asks the purpose) and a heading alone (or
+headings run together). A definition that only points elsewhere ('... has the meaning set forth in
+Section 4.3') counts even less (`POINTER_PRIOR`).
 """
 
 from __future__ import annotations
@@ -123,14 +126,29 @@ _DEFINITION = re.compile(
     re.I,
 )
 _ASKS_DEFINITION = re.compile(r"\b(?:mean|meaning|defin\w*)\b", re.I)
+# A definition that only points elsewhere ('"Minimum Sales Force Level" has the meaning set forth in
+# Section 4.3(a)') answers nothing but what the term means.
+_POINTER = re.compile(r"\bhas the meaning (?:set forth|given|ascribed|assigned)\b", re.I)
+POINTER_PRIOR = 0.1
+# The signature block and the recitals restate the parties and the deal, not its terms.
+_SIGNATURE = re.compile(r"^\W*in witness whereof\b", re.I)
+_ASKS_SIGNATURE = re.compile(r"\b(?:sign\w*|execut\w*)\b", re.I)
+_RECITAL = re.compile(r"^\W*(?:whereas|recitals?)\b", re.I)
+_ASKS_RECITAL = re.compile(r"\b(?:purpose|background|why|recital\w*)\b", re.I)
 
 
 def window_prior(question: str, window: str) -> float:
     """How much to trust the model's score of `window` for `question` (1, or OFF_TOPIC_PRIOR for a
-    parties paragraph, definition or lone heading the question does not ask for)."""
+    parties paragraph, definition, signature block, recital or lone heading the question does not
+    ask for; POINTER_PRIOR for a definition that only points elsewhere, unless it asks what a term
+    means)."""
     if _PARTIES.search(window) and not _ASKS_PARTIES.search(question):
         return OFF_TOPIC_PRIOR
     if _DEFINITION.match(window) and not _ASKS_DEFINITION.search(question):
+        return POINTER_PRIOR if _POINTER.search(window) else OFF_TOPIC_PRIOR
+    if _SIGNATURE.match(window) and not _ASKS_SIGNATURE.search(question):
+        return OFF_TOPIC_PRIOR
+    if _RECITAL.match(window) and not _ASKS_RECITAL.search(question):
         return OFF_TOPIC_PRIOR
     if is_heading(window) or _headings_only(window):
         return OFF_TOPIC_PRIOR

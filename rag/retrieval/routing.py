@@ -191,9 +191,11 @@ def strip_words(question: str, words: tuple[str, ...]) -> str:
 
 
 # "the terpene supply agreement", "its agreement", "the Good Sam endorsement deal": a phrase that
-# names the document by its kind, up to three words before the kind.
+# names the document by its kind, up to three words before the kind; not "the term of the
+# franchise" (what is asked about, then the document).
 REFERENCE_PHRASE = re.compile(
-    r"\b(?:the|this|that|its|his|her|their|our|your|my)\s+(?:[\w'\u2019/&.-]+\s+){0,3}"
+    r"\b(?:the|this|that|its|his|her|their|our|your|my)\s+(?:(?!(?:the|a|an|of|in|under|to|for|with|by|on|"
+    r"from|this|that|its|is|are|was|be|what|which)\b)[\w'\u2019/&.-]+\s+){0,3}"
     r"(?:agreements?|contracts?|deals?|amendments?|arrangements?|sponsorships?|licen[cs]es?|leases?|"
     r"franchises?|endorsements?|non-competes?|mou|msa|nda)\b(?!\s+(?:fee|term|period|rights?)\b)",
     re.I,

@@ -1,6 +1,7 @@
 """What the cross-encoder reads of a passage: answer windows (a sentence; a short heading read with
 the sentence after it) ranked by the words they share with the question, and the prior that
-discounts parties paragraphs, definitions and lone headings the question does not ask for."""
+discounts parties paragraphs, definitions, signature blocks, recitals and lone headings the question
+does not ask for."""
 
 import pytest
 
@@ -8,6 +9,7 @@ from rag.retrieval import snippets
 from rag.retrieval.rerank import (
     MIN_WINDOW_CHARS,
     OFF_TOPIC_PRIOR,
+    POINTER_PRIOR,
     answer_windows,
     score_passages,
     window_prior,
@@ -98,7 +100,6 @@ def test_a_question_mentioning_a_party_does_not_ask_who_the_parties_are():
 DEFINITIONS = [
     '"Term" means the period of three (3) years beginning on the Effective Date.',
     "\u201cTerm\u201d shall mean the period of three (3) years beginning on the Effective Date.",
-    'Section 1.60 "Minimum Sales Force Level" has the meaning set forth in Section 4.2.',
     '1.5 "Territory" refers to the United States of America and Canada.',
 ]
 
@@ -124,6 +125,22 @@ def test_a_lone_capitalised_heading_is_discounted():
 
 def test_a_lone_title_case_heading_is_discounted():
     assert window_prior("What law governs the agreement?", "13. Governing Law.") == OFF_TOPIC_PRIOR
+
+
+def test_a_signature_block_and_a_recital_are_discounted_unless_asked_for():
+    signature = "IN WITNESS WHEREOF, the parties hereto have signed this Agreement by their representatives."
+    recital = "WHEREAS, the parties desire to set forth the terms on which FCC will supply products."
+    assert window_prior("What is the term of the franchise?", signature) == OFF_TOPIC_PRIOR
+    assert window_prior("Who signed the agreement?", signature) == 1.0
+    assert window_prior("What insurance must the supplier maintain?", recital) == OFF_TOPIC_PRIOR
+    assert window_prior("What is the purpose of the agreement?", recital) == 1.0
+
+
+def test_a_definition_pointing_elsewhere_counts_least_unless_the_meaning_is_asked():
+    pointer = 'Section 1.60 "Minimum Sales Force Level" has the meaning set forth in Section 4.3(a).'
+    assert window_prior("What are the minimum sales force requirements?", pointer) == POINTER_PRIOR
+    assert POINTER_PRIOR < OFF_TOPIC_PRIOR
+    assert window_prior("What does Minimum Sales Force Level mean?", pointer) == 1.0
 
 
 def test_headings_run_together_are_discounted_and_a_short_clause_is_not():

@@ -68,6 +68,22 @@ def test_tokens_split_file_names_and_drop_stopwords():
     assert routing.tokens("the lease between A and B") == ["lease", "b"]
 
 
+@pytest.mark.parametrize(
+    ("question", "generic"),
+    [
+        ("What law governs the terpene supply agreement?", "What law governs the agreement?"),
+        ("When does the Good Sam endorsement deal end?", "When does the agreement end?"),
+        ("Can its licence be assigned?", "Can the agreement be assigned?"),
+        # What is asked about stays; only the document's own name goes.
+        ("What is the term of the franchise?", "What is the term of the agreement?"),
+        ("Is the governing law of this contract Texas?", "Is the governing law of the agreement Texas?"),
+        ("What is the license fee?", "What is the license fee?"),
+    ],
+)
+def test_generic_reference_replaces_the_phrase_naming_the_document_only(question, generic):
+    assert routing.generic_reference(question) == generic
+
+
 ACME = (
     "MASTER SERVICES AGREEMENT\n\nThis Master Services Agreement is made between Acme Robotics Corp "
     "and Globex Logistics Inc. Either party may terminate this Agreement on ninety days written notice."
