@@ -334,6 +334,11 @@ def route(*, tenant: Tenant, query: str, index_version: int, filters: SearchFilt
         # Capitalised words that no document contains ("IP", "Who") say nothing about which
         # document is meant; a reference phrase's unknown words do (a contract not in the corpus).
         words = [word for word in words if word in profiles.frequency]
+    else:
+        # "Can GA assign its rights under the agency agreement?": a party named outside the
+        # reference tells two agency agreements apart (its rare names only: not "Law", "Term").
+        rare = max(1.0, NAMING_MAX_SHARE * profiles.count)
+        words += [word for word in _names(split.question) if 0 < profiles.frequency.get(word, 0) <= rare]
     allowed = _allowed_documents(tenant, filters)
     minimum = MIN_SCORE_WITH_REFERENCE if split.explicit else MIN_SCORE_WITHOUT_REFERENCE
     ranked = _ranked(profiles.scores(words, allowed))

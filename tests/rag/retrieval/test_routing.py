@@ -155,6 +155,22 @@ def test_a_year_in_the_question_does_not_keep_the_named_document_from_routing(te
 
 
 @pytest.mark.django_db
+def test_a_party_named_outside_the_reference_tells_two_documents_of_its_kind_apart(
+    tenant, case, three_documents, ingest_text
+):
+    ingest_text(
+        case,
+        "RETAIL LEASE\n\nThis Lease is made between Wayne Properties LLC, as landlord, and Stark "
+        "Outfitters Inc., as tenant. The tenant may not sublet the premises.",
+        filename="wayne-stark-lease.txt",
+    )
+    result = _route(tenant, "Can Umbrella sublet the premises under the lease?")
+    assert result.reference == "the lease"
+    assert [d.document_id for d in result.documents] == [three_documents["initech"].pk]
+    assert "umbrella" in result.naming
+
+
+@pytest.mark.django_db
 def test_route_respects_filters(tenant, three_documents):
     only_others = SearchFilters(document_ids=(three_documents["acme"].pk, three_documents["hooli"].pk))
     result = _route(
