@@ -70,11 +70,13 @@ class AgentSearchStage:
 
 
 def _routing(ctx: QueryContext, index_version: int) -> Routing:
-    """The agent routes by its own tools; what the answer needs is whether the question may mean
-    several documents in scope (rag.retrieval.ambiguity), to answer for each and name them. A
-    question that names its document (by parties, say) is not ambiguous."""
-    plain = Routing("", ctx.search_query)
+    """The agent routes by its own tools; what the answer needs is the document the question names
+    (the answerability gate judges that document's passages, and its clauses) or else whether
+    the question may mean several documents in scope (rag.retrieval.ambiguity), to answer for each
+    and name them. A question that names its document (by parties, say) is not ambiguous."""
     named = route(
         tenant=ctx.tenant, query=ctx.search_query, index_version=index_version, filters=ctx.config.filters
     )
-    return plain if named.documents else with_ambiguity(ctx.tenant, plain, ctx.config.filters)
+    if named.documents:
+        return named
+    return with_ambiguity(ctx.tenant, Routing("", ctx.search_query), ctx.config.filters)

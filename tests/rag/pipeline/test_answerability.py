@@ -55,6 +55,16 @@ def test_a_clause_the_named_contract_lacks_is_not_found(tenant, contracts, count
 
 
 @pytest.mark.django_db
+def test_a_clause_the_named_contract_lacks_is_not_found_in_agentic_mode_too(tenant, contracts):
+    # The agent's searches may bring the other contract's insurance clause; the named one has none.
+    ctx = run_query(tenant=tenant, question=UNANSWERABLE, agentic=True)
+    assert [d.document_id for d in ctx.retrieval.routing.documents] == [contracts["cano"].pk]
+    assert ctx.result["answer"] is None
+    assert ctx.result["provenance"]["not_found_reason"] == "not_in_documents"
+    assert ctx.stage_metadata["build_context"]["missing_clause"] == "insurance"
+
+
+@pytest.mark.django_db
 def test_a_question_no_clause_type_names_is_not_found_by_the_model(tenant, contracts, counted_extractive):
     ctx = run_query(tenant=tenant, question=UNANSWERABLE_BY_MODEL)
     result = ctx.result
