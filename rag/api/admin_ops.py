@@ -92,10 +92,16 @@ class SimulateApi(AdminApiView):
         answerability = serializers.FloatField(
             allow_null=True,
             help_text="The cross-encoder's score of the question alone against the best answer windows "
-            "(null without a cross-encoder); under RAG_MIN_ANSWERABILITY the answer would be not found.",
+            "(null without a cross-encoder; 0 when missing_clause is set); under RAG_MIN_ANSWERABILITY "
+            "the answer would be not found.",
         )
         would_answer = serializers.BooleanField(
             allow_null=True, help_text='false: the question would get "not found" (not_in_documents).'
+        )
+        missing_clause = serializers.CharField(
+            allow_null=True,
+            help_text='The clause type asked about ("insurance") whose words the asked-about document '
+            "never uses: why it would not be answered. Null otherwise.",
         )
         flags = FlagsSerializer()
         provenance = ProvenanceSerializer()

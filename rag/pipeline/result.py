@@ -114,6 +114,8 @@ def dry_run_result(ctx: QueryContext) -> dict:
         # Whether the question would be answered or "not found" (rag.pipeline.answerability).
         "answerability": ctx.stage_metadata.get("build_context", {}).get("answerability"),
         "would_answer": ctx.stage_metadata.get("build_context", {}).get("answerable"),
+        # The clause the asked-about document never words, when that is why it would not be answered.
+        "missing_clause": ctx.stage_metadata.get("build_context", {}).get("missing_clause"),
         "flags": flags(ctx),
         "provenance": provenance(ctx, used=set()),
         "request_id": ctx.request_id,

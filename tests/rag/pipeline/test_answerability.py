@@ -168,8 +168,12 @@ def test_a_dry_run_reports_the_answerability_without_halting(tenant, contracts, 
     assert result["dry_run"] is True and result["generated_prompt"]["user"]
     assert UNANSWERABLE in result["generated_prompt"]["user"]
     assert result["selected_snippets"]
+    # The simulation says why: the insurance clause is missing from the named contract.
+    assert result["would_answer"] is False and result["missing_clause"] == "insurance"
     assert provider.calls == 0
     assert AuditLog.objects.get(request_id=ctx.request_id).status == "dry_run"
+    answerable = run_query(tenant=tenant, question="May Boyd assign the Cano sponsorship?", dry_run=True)
+    assert answerable.result["would_answer"] is True and answerable.result["missing_clause"] is None
 
 
 @pytest.mark.django_db

@@ -257,6 +257,7 @@ def test_a_dry_run_shows_the_prompt_and_calls_no_model(tenant, corpus, fake_prov
         "would_use_model",
         "answerability",
         "would_answer",
+        "missing_clause",
         "flags",
         "provenance",
         "request_id",
