@@ -11,7 +11,8 @@ chunk text (see identifiers.py).
 Speed: scoring reads every candidate's tsvector, and in a large corpus the common words of a
 question match most chunks. So candidates are the chunks containing one of the question's
 rarer words, as many of them as keeps the candidates under `CANDIDATE_ROWS` (by document
-frequency); the common words still count in the score. A small corpus scores every match.
+frequency); the common words still count in the score. A small corpus scores every match, and so
+does a filter leaving few chunks (a case, a document) in a large one.
 """
 
 from __future__ import annotations
@@ -208,8 +209,14 @@ def keyword_search(
             chunks = chunks.filter(text__iregex=identifier.pattern)
         if not required:
             # Only words: a chunk must contain one of the rarer ones (the GIN index finds them).
+            # The word frequencies are the tenant's: a filter (a case, the routed document) that
+            # leaves few chunks is scored whole, or words common in the tenant would require
+            # words its chunks do not have.
             limit = max(CANDIDATE_ROWS, CANDIDATES_PER_RESULT * k)
-            worth_scoring = candidate_query(list(weights), stats, limit=limit)
+            if filters is not None and chunks.order_by()[: limit + 1].count() <= limit:
+                worth_scoring = _any(list(weights))
+            else:
+                worth_scoring = candidate_query(list(weights), stats, limit=limit)
             chunks = chunks.filter(_Matches(F("search_vector"), _tsquery(worth_scoring)))
         rows = list(
             chunks.annotate(

@@ -162,6 +162,28 @@ def test_candidates_come_from_rare_words_yet_common_words_still_score(case, boil
     assert len(keyword_search(tenant=case.tenant, query="agreement", k=30)) == 21
 
 
+def test_a_filter_leaving_few_chunks_scores_every_match_in_a_large_corpus(case, boilerplate, monkeypatch):
+    # In the tenant "agreement" and "indemnify" are both over the candidate limit, so each
+    # candidate would need both; the case asked about holds a chunk with only one of them.
+    from rag.models import Case
+    from rag.retrieval.filters import SearchFilters
+
+    extra = make_document(case, "more indemnities")
+    add_chunks(
+        extra, [np.ones(384)] * 6, texts=[f"Each party shall indemnify the other ({i})." for i in range(6)]
+    )
+    small = Case.objects.create(tenant=case.tenant, name="Small matter")
+    target = make_document(small, "target")
+    add_chunks(target, [np.ones(384)], texts=["This Agreement binds the successors of the parties."])
+    term_stats.clear_cache()
+    monkeypatch.setattr(keyword, "CANDIDATE_ROWS", 5)
+    monkeypatch.setattr(keyword, "CANDIDATES_PER_RESULT", 1)
+    query = "agreement indemnify"
+    assert target.pk not in _ids(keyword_search(tenant=case.tenant, query=query, k=5))
+    scoped = keyword_search(tenant=case.tenant, query=query, k=5, filters=SearchFilters(case_ids=(small.pk,)))
+    assert _ids(scoped) == [target.pk]
+
+
 def test_candidates_are_chunks_with_the_rarest_words_within_the_row_limit():
     stats = term_stats.TermStats(chunks=100, document_frequency={"a": 50, "b": 3, "c": 10, "d": 0})
     phrase = "'non-compet' <-> 'non' <-> 'compet'"  # a hyphenated word: its rarest lexeme counts
