@@ -301,3 +301,8 @@ def absent_clauses(question: str, texts: list[str]) -> list[ClauseType]:
         for clause in clause_types(question)
         if clause.name in EVIDENCE and texts and not any(EVIDENCE[clause.name].search(text) for text in texts)
     ]
+
+
+def evidence(question: str) -> list[re.Pattern]:
+    """The EVIDENCE words of the clause types `question` names (none for types without them)."""
+    return [EVIDENCE[clause.name] for clause in clause_types(question) if clause.name in EVIDENCE]

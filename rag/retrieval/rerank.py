@@ -21,7 +21,9 @@ unless the question asks who the parties are or when it was made), a definition 
 ...', unless it asks what something means), the signature block ("IN WITNESS WHEREOF ...", unless
 it asks who signed), a recital ("WHEREAS ...", unless it asks the purpose) and a heading alone (or
 headings run together). A definition that only points elsewhere ('... has the meaning set forth in
-Section 4.3') counts even less (`POINTER_PRIOR`).
+Section 4.3') counts even less (`POINTER_PRIOR`). A window without any of the words the clause
+asked about is written with (an insurance question, a window never saying "insur…") counts half
+(`CLAUSE_WORDS_PRIOR`).
 """
 
 from __future__ import annotations
@@ -188,6 +190,11 @@ def answer_windows(text: str, terms: snippets.QueryTerms, limit: int) -> list[tu
     return [windows[i] for i in order[:limit]]
 
 
+# A window without any of the words the asked clause is written with (legal_terms.EVIDENCE: an
+# insurance clause says "insur…") is rarely that clause, however the model likes its other words.
+CLAUSE_WORDS_PRIOR = 0.5
+
+
 def score_passages(
     reranker: Reranker,
     question: str,
@@ -195,9 +202,11 @@ def score_passages(
     *,
     terms: snippets.QueryTerms,
     windows_per_passage: int,
+    evidence: Sequence[re.Pattern] = (),
 ) -> list[WindowScore | None]:
     """Each passage's best window for `question` (None for a blank passage), in one model call;
-    the windows shown to the model are those matching most of `terms`."""
+    the windows shown to the model are those matching most of `terms`. `evidence`: the words of
+    the clause asked about; a window with none of them counts CLAUSE_WORDS_PRIOR of its score."""
     spans = [answer_windows(text, terms, windows_per_passage) for text in texts]
     pairs = [(i, span) for i, passage_spans in enumerate(spans) for span in passage_spans]
     windows = [_window_text(texts[i], span) for i, span in pairs]
@@ -206,6 +215,11 @@ def score_passages(
     scored = dict(zip(distinct, reranker.score(question, distinct), strict=True))
     scores = [scored[window] for window in windows]
     scores = [score * window_prior(question, window) for score, window in zip(scores, windows, strict=True)]
+    if evidence:
+        scores = [
+            score if any(pattern.search(window) for pattern in evidence) else score * CLAUSE_WORDS_PRIOR
+            for score, window in zip(scores, windows, strict=True)
+        ]
     best: list[WindowScore | None] = [None] * len(texts)
     for (i, (start, end)), score in zip(pairs, scores, strict=True):
         if best[i] is None or score > best[i].score:

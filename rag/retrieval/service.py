@@ -443,13 +443,15 @@ def _rescored(ranked: RankedSet, reranker) -> list[_Candidate]:
     # wording, high). A phrase naming a routed document by its kind ("the Flotek supply agreement")
     # is read as "the agreement": the kind words find the title and the parties paragraph. (The
     # search legs keep them: LegalBench-RAG dev R@8 85.3 % with, 82.4 % without.)
-    question = legal_terms.expand(generic_reference(found.routing.content_question or found.question))
+    proper = generic_reference(found.routing.content_question or found.question)
+    question = legal_terms.expand(proper)
     windows = score_passages(
         reranker,
         question,
         [texts[c.hit.chunk_id] for c in candidates],
         terms=snippets.query_terms(question),
         windows_per_passage=settings.RAG_RERANK_WINDOWS,
+        evidence=legal_terms.evidence(proper),
     )
     rescored = []
     for candidate, window in zip(candidates, windows, strict=True):

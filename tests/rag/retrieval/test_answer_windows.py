@@ -5,8 +5,9 @@ does not ask for."""
 
 import pytest
 
-from rag.retrieval import snippets
+from rag.retrieval import legal_terms, snippets
 from rag.retrieval.rerank import (
+    CLAUSE_WORDS_PRIOR,
     MIN_WINDOW_CHARS,
     OFF_TOPIC_PRIOR,
     POINTER_PRIOR,
@@ -176,3 +177,23 @@ def test_score_passages_applies_the_prior_and_gives_each_passage_its_best_window
     assert texts[1][parties_only.start : parties_only.end] == PARTIES
     assert parties_only.score == pytest.approx(0.9 * OFF_TOPIC_PRIOR)
     assert blank is None
+
+
+def test_a_window_without_the_asked_clauses_words_counts_less():
+    # The model likes the indemnity sentence for an insurance question as much as the insurance one.
+    question = "What insurance must the supplier maintain?"
+    indemnity = "Each party shall indemnify and hold harmless the other party against all claims and losses."
+    insurance = "The supplier shall provide five million dollars of commercial liability insurance."
+    reranker = Recording()
+    best = score_passages(
+        reranker,
+        question,
+        [indemnity, insurance],
+        terms=snippets.query_terms(question),
+        windows_per_passage=1,
+        evidence=legal_terms.evidence(question),
+    )
+    assert best[0].score == pytest.approx(0.9 * CLAUSE_WORDS_PRIOR)
+    assert best[1].score == pytest.approx(0.9)
+    # A question naming no clause with words of its own leaves the scores alone.
+    assert legal_terms.evidence("When does the agreement expire?") == []
