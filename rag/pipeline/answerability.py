@@ -51,7 +51,7 @@ def answerability(result: RetrievalResult, question: str) -> float | None:
             return 0.0  # the named document has nothing the reranker could read as an answer
     if reranker is None or not windows:
         return None
-    proper = generic_reference(result.routing.content_question or question)
+    proper = result.routing.generic_question or generic_reference(question)
     return max(reranker.score(proper, [_window(p) for p in windows[:ANSWER_WINDOWS]]))
 
 
@@ -84,8 +84,9 @@ def missing_clause(
     documents = [d.document_id for d in result.routing.documents]
     if not documents and filters is not None and len(filters.document_ids or ()) == 1:
         documents = list(filters.document_ids)
-    if not documents:
-        return None
+    proper = result.routing.generic_question or generic_reference(question)
+    if not documents or not legal_terms.evidence(proper):
+        return None  # no document asked about, or no clause with words of its own: nothing to read
     rows = list(
         owned_list(Document, tenant=tenant)
         .filter(pk__in=documents)
@@ -93,6 +94,5 @@ def missing_clause(
     )
     if not rows or any(sensitivity == Sensitivity.CONFIDENTIAL for _, _, sensitivity in rows):
         return None
-    proper = generic_reference(result.routing.content_question or question)
     absent = legal_terms.absent_clauses(proper, [text for _, text, _ in rows])
     return MissingClause(absent[0].name, tuple(title for title, _, _ in rows)) if absent else None

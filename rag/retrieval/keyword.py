@@ -37,7 +37,7 @@ from tenants.selectors import owned_list
 from .filters import SearchFilters
 from .hits import Hit
 from .identifiers import Identifier, extract_identifiers
-from .session import positive_int, search_session
+from .session import holds_at_most, positive_int, search_session
 from .term_stats import TermStats, term_stats
 from .vector import query_vector_list
 
@@ -213,7 +213,7 @@ def keyword_search(
             # leaves few chunks is scored whole, or words common in the tenant would require
             # words its chunks do not have.
             limit = max(CANDIDATE_ROWS, CANDIDATES_PER_RESULT * k)
-            if filters is not None and chunks.order_by()[: limit + 1].count() <= limit:
+            if filters is not None and holds_at_most(chunks, limit):
                 worth_scoring = _any(list(weights))
             else:
                 worth_scoring = candidate_query(list(weights), stats, limit=limit)

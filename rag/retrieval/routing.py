@@ -151,6 +151,12 @@ class Routing:
         """The question without the words that named its document: what passages are scored on."""
         return strip_words(self.question, self.naming)
 
+    @property
+    def generic_question(self) -> str:
+        """`content_question` with a phrase naming the document by its kind read as "the agreement"
+        (generic_reference): what the cross-encoder and the clause types read."""
+        return generic_reference(self.content_question)
+
     def match(self, document_id: int) -> float:
         """How well `document_id` matches the reference (0 when it was not routed)."""
         return next((d.score for d in self.documents if d.document_id == document_id), 0.0)
@@ -228,6 +234,11 @@ class _Profiles:
         # A reference word no document contains is as telling as it gets: it weighs in the
         # normalization, so "the charter between Cyberdyne and Tyrell Corp" does not route on "corp".
         self.unseen_idf = math.log(1 + (count + 0.5) / 0.5)
+
+    def names_few(self, word: str) -> bool:
+        """Whether `word` is in some profile, but in at most NAMING_MAX_SHARE of them: it can name a
+        document (a party's name does, "confidential" or "State" does not)."""
+        return 0 < self.frequency.get(word, 0) <= max(1.0, NAMING_MAX_SHARE * self.count)
 
     def scores(self, words: list[str], candidates: set[int] | None) -> dict[int, float]:
         """{document: normalized BM25 in 0..1} for documents matching any of `words`."""
@@ -310,12 +321,10 @@ def _names(question: str) -> list[str]:
 
 def _naming(profiles: _Profiles, words: list[str], routed: tuple[RoutedDocument, ...]) -> tuple[str, ...]:
     """The rare words among `words` that the routed documents' profiles contain."""
-    limit = max(1.0, NAMING_MAX_SHARE * profiles.count)
     return tuple(
         word
         for word in dict.fromkeys(words)
-        if profiles.frequency.get(word, 0) <= limit
-        and any(profiles.term_counts[d.document_id].get(word) for d in routed)
+        if profiles.names_few(word) and any(profiles.term_counts[d.document_id].get(word) for d in routed)
     )
 
 
@@ -337,8 +346,7 @@ def route(*, tenant: Tenant, query: str, index_version: int, filters: SearchFilt
     else:
         # "Can GA assign its rights under the agency agreement?": a party named outside the
         # reference tells two agency agreements apart (its rare names only: not "Law", "Term").
-        rare = max(1.0, NAMING_MAX_SHARE * profiles.count)
-        words += [word for word in _names(split.question) if 0 < profiles.frequency.get(word, 0) <= rare]
+        words += [word for word in _names(split.question) if profiles.names_few(word)]
     allowed = _allowed_documents(tenant, filters)
     minimum = MIN_SCORE_WITH_REFERENCE if split.explicit else MIN_SCORE_WITHOUT_REFERENCE
     ranked = _ranked(profiles.scores(words, allowed))

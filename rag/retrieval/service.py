@@ -443,7 +443,7 @@ def _rescored(ranked: RankedSet, reranker) -> list[_Candidate]:
     # wording, high). A phrase naming a routed document by its kind ("the Flotek supply agreement")
     # is read as "the agreement": the kind words find the title and the parties paragraph. (The
     # search legs keep them: LegalBench-RAG dev R@8 85.3 % with, 82.4 % without.)
-    proper = generic_reference(found.routing.content_question or found.question)
+    proper = found.routing.generic_question or generic_reference(found.question)
     question = legal_terms.expand(proper)
     windows = score_passages(
         reranker,

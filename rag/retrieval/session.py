@@ -28,6 +28,11 @@ def statement_timeout_ms() -> int:
     return 0 if seconds <= 0 else max(1, round(seconds * 1000))
 
 
+def holds_at_most(queryset, rows: int) -> bool:
+    """Whether `queryset` has at most `rows` rows, counting no further than one more."""
+    return queryset.order_by()[: rows + 1].count() <= rows
+
+
 def positive_int(value, name: str, *, maximum: int | None = None) -> int:
     """`value` if it is an int in 1..maximum, else `InvalidQuery` naming the field."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:

@@ -14,7 +14,7 @@ from tenants.selectors import owned_list
 
 from .filters import SearchFilters
 from .hits import Hit
-from .session import MAX_EF_SEARCH, default_ef_search, positive_int, search_session
+from .session import MAX_EF_SEARCH, default_ef_search, holds_at_most, positive_int, search_session
 
 __all__ = ["Hit", "nearest_chunks", "semantic_search"]
 
@@ -107,5 +107,4 @@ def _is_selective(tenant: Tenant, filters: SearchFilters | None, embedding_model
     more). Without filters too: a small tenant in an index shared with large ones (or full of
     dead entries from re-ingestion) is a selective filter of its own, which an HNSW scan can walk
     past until its memory limit and return nothing."""
-    chunks = _searchable(tenant, filters, embedding_model).order_by()
-    return chunks[: EXACT_SEARCH_ROWS + 1].count() <= EXACT_SEARCH_ROWS
+    return holds_at_most(_searchable(tenant, filters, embedding_model), EXACT_SEARCH_ROWS)
