@@ -4,6 +4,8 @@ by the clause's own words missing from the contract (insurance) or by the cross-
 no clause type names); an answerable one is answered from the right clause; a dry run reports the
 answerability without halting."""
 
+import json
+
 import pytest
 from django.conf import settings
 
@@ -13,6 +15,7 @@ from rag.pipeline.run import run_query
 from rag.retrieval.rerank import get_reranker
 from tests.rag.sponsorships import (
     APACHE_INSURANCE,
+    CANO,
     CANO_ASSIGNMENT,
     CANO_FEES,
     CANO_GOVERNING_LAW,
@@ -191,3 +194,15 @@ def test_a_short_question_about_a_chosen_document_is_answered(tenant, contracts,
     settings.RAG_RERANKER_MODEL = ""
     ctx = run_query(tenant=tenant, question="What's the term?", filters={"document_ids": [cano.pk]})
     assert "thresholds" not in ctx.stage_metadata["rank"]
+
+
+@pytest.mark.django_db
+def test_another_tenants_document_is_never_said_to_lack_a_clause(tenant, contracts, other_case, ingest_text):
+    # Its id in the filter reads nothing of it: no title in a message, no clause judged.
+    theirs = ingest_text(
+        other_case, CANO.replace("Cano", "Vandelay"), filename="theirs.txt", title="Their Deal"
+    )
+    ctx = run_query(tenant=tenant, question=UNANSWERABLE, filters={"document_ids": [theirs.pk]})
+    assert "Their Deal" not in json.dumps(ctx.result)
+    assert "missing_clause" not in ctx.stage_metadata.get("build_context", {})
+    assert all(c["document_id"] != theirs.pk for c in ctx.result["citations"])
