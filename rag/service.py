@@ -135,14 +135,18 @@ class RAGService:
         return Answer.from_result(ctx.result)
 
     def health_check(self) -> dict:
-        """The spec's health report: status plus each dependency's state."""
-        report = system_health()
+        """The spec's health report, the same verdict as GET /api/v1/health: `status` healthy /
+        degraded / unhealthy, `ollama` connected / unreachable (at this service's `ollama_host`;
+        "not_used" with another provider) with the `ollama_models` present, `vector_store`,
+        `embedding_model` and `timestamp`."""
+        with using_ollama_host(self.ollama_host):
+            report = system_health()
         llm = report["llm"]
         return {
             "status": report["status"],
             "llm": llm["status"],
             "llm_provider": llm["provider"],
-            "ollama": _ollama_state() if settings.RAG_LLM_PROVIDER == "ollama" else "not_used",
+            **_ollama_fields(llm),
             "vector_store": report["vector_store"]["status"],
             "embedding_model": report["embedding_model"]["status"],
             "timestamp": report["timestamp"],
@@ -169,11 +173,12 @@ class RAGService:
         return filters, options
 
 
-def _ollama_state() -> str:
-    """ "connected" when the Ollama server answers, else "unreachable" (spec's health shape)."""
-    from rag.llm.ollama import OllamaProvider
-
-    return "connected" if OllamaProvider().ping() else "unreachable"
+def _ollama_fields(llm: dict) -> dict:
+    """The spec's `ollama` field from the health report's llm entry, and the models it has."""
+    if llm["provider"] != "ollama":
+        return {"ollama": "not_used"}
+    reachable = llm.get("ollama") == "reachable"
+    return {"ollama": "connected" if reachable else "unreachable", "ollama_models": llm.get("models", [])}
 
 
 def _checked_ollama_host(host: str | None) -> str | None:

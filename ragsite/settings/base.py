@@ -365,6 +365,11 @@ ANTHROPIC_MAX_RETRIES = env.int("ANTHROPIC_MAX_RETRIES", default=2)
 OLLAMA_HOST = env("OLLAMA_HOST", default="http://ollama:11434")
 OLLAMA_MODEL = env("OLLAMA_MODEL", default="mistral:7b")
 OLLAMA_TIMEOUT_SECONDS = env.float("OLLAMA_TIMEOUT_SECONDS", default=10)
+# /api/v1/health contacts the model provider (Ollama always; Anthropic only with the probe on),
+# waiting at most this long, and reuses the answer for a few seconds (ragsite/llm_probe.py).
+ANTHROPIC_HEALTH_PROBE = env.bool("ANTHROPIC_HEALTH_PROBE", default=False)
+RAG_HEALTH_PROBE_TIMEOUT_SECONDS = env.float("RAG_HEALTH_PROBE_TIMEOUT_SECONDS", default=1)
+RAG_HEALTH_PROBE_CACHE_SECONDS = env.float("RAG_HEALTH_PROBE_CACHE_SECONDS", default=5)
 # Named by the specs for other providers; accepted, not used by any adapter here.
 OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
 WATSONX_API_KEY = env("WATSONX_API_KEY", default="")

@@ -83,9 +83,10 @@ def test_off_topic_question_is_i_dont_know(tenant, corpus):
 
 
 @pytest.mark.django_db
-def test_health_check_reports_the_spec_fields(tenant):
+def test_health_check_reports_the_spec_fields(tenant, redis_url):
+    # Real database, pgvector and Redis, packaged models, the offline provider: all is well.
     report = RAGService(tenant).health_check()
-    assert report["status"] in ("healthy", "degraded", "unhealthy")
+    assert report["status"] == "healthy", report
     assert report["vector_store"] == "connected"
     assert report["ollama"] == "not_used"
     assert report["embedding_model"] in ("loaded", "not_loaded")
@@ -96,6 +97,29 @@ def test_health_check_reports_the_spec_fields(tenant):
 def test_ollama_health_is_unreachable_without_a_server(tenant, settings):
     settings.RAG_LLM_PROVIDER = "ollama"
     settings.OLLAMA_HOST = "http://127.0.0.1:9"  # discard port: nothing listens
+    report = RAGService(tenant).health_check()
+    assert report["ollama"] == "unreachable"
+    assert report["status"] == "degraded"  # a query would be a 503
+
+
+@pytest.mark.django_db
+def test_health_check_agrees_with_the_health_api(tenant, api_client, ollama_settings, start_server):  # noqa: F811
+    down = RAGService(tenant).health_check()
+    assert down["status"] == api_client.get("/api/v1/health").json()["status"] == "degraded"
+    ollama = start_server(ollama_api)
+    ollama_settings.OLLAMA_HOST = ollama.url
+    up = RAGService(tenant).health_check()
+    assert up["status"] == api_client.get("/api/v1/health").json()["status"] == "healthy"
+    assert up["ollama"] == "connected" and up["ollama_models"] == ["mistral:7b"]
+
+
+@pytest.mark.django_db
+def test_health_check_contacts_the_service_ollama_host(tenant, ollama_settings, start_server):  # noqa: F811
+    ollama = start_server(ollama_api)
+    report = RAGService(tenant, ollama_host=ollama.url).health_check()
+    assert report["status"] == "healthy" and report["ollama"] == "connected"
+    assert [r.path for r in ollama.received] == ["/api/tags"]
+    # OLLAMA_HOST itself (a closed port) is still what a service without ollama_host checks.
     assert RAGService(tenant).health_check()["ollama"] == "unreachable"
 
 
