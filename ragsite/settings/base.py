@@ -101,6 +101,8 @@ EMBEDDED_PG_DATABASE = env("EMBEDDED_PG_DATABASE", default="lexrag")
 
 if DATABASE_URL:
     _default_db = env.db_url_config(DATABASE_URL)
+    if _default_db["ENGINE"] == "django.db.backends.postgresql":
+        _default_db["ENGINE"] = "ragsite.postgresql"  # the same backend, connecting with retries
 else:
     _default_db = {
         "ENGINE": "ragsite.embedded_pg",
@@ -326,6 +328,10 @@ RAG_MIN_ANSWERABILITY = env.float("RAG_MIN_ANSWERABILITY", default=0.001)
 VECTOR_DB = env("VECTOR_DB", default="pgvector")
 # Statement timeout for vector and keyword search queries.
 VECTOR_STORE_TIMEOUT_SECONDS = env.float("VECTOR_STORE_TIMEOUT_SECONDS", default=5)
+# Connection-level database failures (the vector store is the database) are retried this many
+# times, waiting VECTOR_STORE_RETRY_BACKOFF_SECONDS, then twice that, ... (ragsite/postgresql).
+VECTOR_STORE_RETRIES = env.int("VECTOR_STORE_RETRIES", default=3)
+VECTOR_STORE_RETRY_BACKOFF_SECONDS = env.float("VECTOR_STORE_RETRY_BACKOFF_SECONDS", default=0.1)
 # HNSW candidate list size (pgvector's hnsw.ef_search, 1..1000); a search uses max(this, k).
 VECTOR_STORE_EF_SEARCH = env.int("VECTOR_STORE_EF_SEARCH", default=200)
 # Spec compatibility only: pgvector needs no separate URL or collection (chunks live in the DB).
