@@ -101,7 +101,7 @@ EMBEDDED_PG_DATABASE = env("EMBEDDED_PG_DATABASE", default="lexrag")
 
 if DATABASE_URL:
     _default_db = env.db_url_config(DATABASE_URL)
-    if _default_db["ENGINE"] == "django.db.backends.postgresql":
+    if _default_db.get("ENGINE") == "django.db.backends.postgresql":
         _default_db["ENGINE"] = "ragsite.postgresql"  # the same backend, connecting with retries
 else:
     _default_db = {
