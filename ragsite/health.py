@@ -1,7 +1,8 @@
 """Dependency checks behind GET /api/v1/health (the service spec's `health_check()`).
 
 unhealthy: the database or pgvector is unusable (nothing can be answered).
-degraded:  answers still work, but a supporting part is down (cache, broker, model files, LLM).
+degraded:  a supporting part is down (cache, broker, model files), or the model provider is
+           (then queries are 503 until it is back).
 """
 
 from __future__ import annotations
@@ -14,9 +15,12 @@ from django.db import connection as default_connection
 from kombu import Connection
 
 from rag.ingest.embedding import model_status
+from rag.llm.overrides import ollama_host
+from ragsite import llm_probe
 
 CONNECTED = "connected"
 UNREACHABLE = "unreachable"
+READY = "ready"
 
 
 def _short_error(exc: Exception) -> str:
@@ -71,22 +75,46 @@ def check_broker() -> dict:
 
 
 def check_llm() -> dict:
+    """The model provider: `status` "ready" when queries can be answered (else the health is
+    degraded, since a query would be a 503). Ollama is contacted (`ollama`: reachable or
+    unreachable, and the `models` it has); Anthropic needs its key, and is contacted only with
+    ANTHROPIC_HEALTH_PROBE on."""
     provider = settings.RAG_LLM_PROVIDER
     if provider == "extractive":
-        return {"provider": provider, "status": "ready", "detail": "offline, no API key needed"}
+        return {"provider": provider, "status": READY, "detail": "offline, no API key needed"}
     if provider == "anthropic":
-        ready = bool(settings.ANTHROPIC_API_KEY)
-        return {
-            "provider": provider,
-            "model": settings.ANTHROPIC_MODEL,
-            "status": "configured" if ready else "missing_api_key",
-        }
-    return {
-        "provider": provider,
-        "model": settings.OLLAMA_MODEL,
-        "host": settings.OLLAMA_HOST,
-        "status": "configured",
-    }
+        return check_anthropic()
+    if provider == "ollama":
+        return check_ollama()
+    return {"provider": provider, "status": "unknown_provider"}
+
+
+def check_ollama() -> dict:
+    """Ollama's reachability and models (at the calling service's `ollama_host`, if any)."""
+    host = ollama_host().strip().rstrip("/")
+    model = settings.OLLAMA_MODEL
+    probe = llm_probe.cached(("ollama", host), lambda: llm_probe.probe_ollama(host))
+    report = {"provider": "ollama", "model": model, "host": host, "ollama": probe.state}
+    if probe.state != llm_probe.REACHABLE:
+        return {**report, "status": UNREACHABLE, "error": probe.error}
+    has_model = llm_probe.ollama_has_model(probe.models, model)
+    return {**report, "status": READY if has_model else "model_missing", "models": list(probe.models)}
+
+
+def check_anthropic() -> dict:
+    """Claude: the key is present, and with ANTHROPIC_HEALTH_PROBE the API answers to it."""
+    report = {"provider": "anthropic", "model": settings.ANTHROPIC_MODEL}
+    if not settings.ANTHROPIC_API_KEY:
+        return {**report, "status": "missing_api_key"}
+    if not settings.ANTHROPIC_HEALTH_PROBE:
+        return {**report, "status": "configured", "anthropic": "not_probed"}
+    base_url = settings.ANTHROPIC_BASE_URL or "default"
+    probe = llm_probe.cached(("anthropic", base_url, settings.ANTHROPIC_API_KEY), llm_probe.probe_anthropic)
+    report["anthropic"] = probe.state
+    if probe.state == llm_probe.REACHABLE:
+        return {**report, "status": READY}
+    status = "invalid_api_key" if probe.state == llm_probe.REJECTED_KEY else UNREACHABLE
+    return {**report, "status": status, "error": probe.error}
 
 
 def check_reranker() -> dict:
@@ -118,7 +146,7 @@ def overall_status(report: dict) -> str:
         or report["broker"]["status"] == UNREACHABLE
         or report["embedding_model"]["status"] == "unavailable"
         or report.get("reranker", {}).get("status") == "unavailable"
-        or report["llm"]["status"] not in ("ready", "configured")
+        or report["llm"]["status"] not in (READY, "configured")
     )
     return "degraded" if degraded else "healthy"
 

@@ -23,6 +23,7 @@ from django.conf import settings
 from ragsite.exceptions import ApplicationError, ConfigurationError, GenerationTimeout, LLMUnavailable
 
 from .base import Generation, GenerationRequest
+from .overrides import ollama_host
 
 logger = logging.getLogger(__name__)
 
@@ -31,12 +32,13 @@ CONNECT_ATTEMPTS = 2
 
 
 class OllamaProvider:
-    """A model served by Ollama, configured from OLLAMA_HOST, OLLAMA_MODEL and OLLAMA_TIMEOUT_SECONDS."""
+    """A model served by Ollama, configured from OLLAMA_HOST (or the calling service's
+    `ollama_host`, see rag.llm.overrides), OLLAMA_MODEL and OLLAMA_TIMEOUT_SECONDS."""
 
     name: ClassVar[str] = "ollama"
 
     def __init__(self) -> None:
-        host = (settings.OLLAMA_HOST or "").strip().rstrip("/")
+        host = ollama_host().strip().rstrip("/")
         parts = urllib.parse.urlsplit(host)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ConfigurationError(

@@ -51,7 +51,7 @@ from .hits import Hit
 from .hybrid import MODES, hybrid_search
 from .rerank import WindowScore, get_reranker, score_passages
 from .routing import RoutedDocument, Routing, generic_reference, route
-from .session import positive_int
+from .session import positive_int, retrying_lost_connection
 
 REDACTED = "[REDACTED]"
 MAX_TOP_K = 100
@@ -256,6 +256,7 @@ def _since(clock: float) -> float:
     return round((time.perf_counter() - clock) * 1000, 2)
 
 
+@retrying_lost_connection
 def search(
     *,
     tenant: Tenant,
@@ -269,7 +270,8 @@ def search(
     """Step 1: route, search (hybrid, semantic or keyword) and score each candidate's relevance.
 
     `candidate_pool` (default RAG_CANDIDATE_POOL) passages are fetched per search leg.
-    `index_version` saves a query when the caller already knows it.
+    `index_version` saves a query when the caller already knows it. A lost database connection
+    is retried (`session.retrying_lost_connection`), then `VectorStoreUnavailable`.
     """
     if mode not in MODES:
         raise InvalidQuery(f"Unknown search mode {mode!r}.", details={"mode": f"One of {', '.join(MODES)}."})

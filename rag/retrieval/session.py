@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import ParamSpec, TypeVar
 
 from django.conf import settings
 from django.db import InterfaceError, InternalError, OperationalError, connection, transaction
 
 from ragsite.exceptions import InvalidQuery, VectorStoreUnavailable
+from ragsite.postgresql.retry import is_connection_failure, retry_delays
 
 logger = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 # pgvector's valid range for hnsw.ef_search.
 MAX_EF_SEARCH = 1000
@@ -76,3 +83,31 @@ def search_session(*, ef_search: int | None = None) -> Iterator[None]:
     except (OperationalError, InterfaceError, InternalError) as exc:
         logger.warning("search query failed", extra={"error": f"{type(exc).__name__}: {exc}"})
         raise VectorStoreUnavailable() from exc
+
+
+def retrying_lost_connection(search: Callable[P, R]) -> Callable[P, R]:
+    """`search` run again on a fresh connection when its connection was lost, after each of
+    `retry_delays()` (0.1, 0.2, 0.4 s by default); then `VectorStoreUnavailable` (503).
+
+    For read-only work only. Never inside a caller's transaction: a new connection could not
+    continue it, and what it wrote would be gone. Query errors are never retried."""
+
+    @functools.wraps(search)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        delays = [] if connection.in_atomic_block else retry_delays()
+        for delay in [*delays, None]:
+            try:
+                return search(*args, **kwargs)
+            except (VectorStoreUnavailable, OperationalError, InterfaceError) as exc:
+                if not is_connection_failure(exc):
+                    raise
+                if delay is None:
+                    if isinstance(exc, VectorStoreUnavailable):
+                        raise
+                    raise VectorStoreUnavailable() from exc
+                logger.warning("search lost its database connection; retrying in %.2f s", delay)
+                time.sleep(delay)
+                connection.close()  # the next query connects anew (and retries connecting)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    return run

@@ -1,7 +1,8 @@
 """PostgreSQL backend that starts the embedded server on a process's first connection.
 
 Selected by settings when `DATABASE_URL` is unset (ENGINE "ragsite.embedded_pg"). Otherwise it is
-Django's own PostgreSQL backend: queries, transactions and pgvector behave identically. The server
+ragsite.postgresql (Django's PostgreSQL backend, connecting with retries): queries, transactions
+and pgvector behave identically. The server
 is started at most once per process; if it is stopped later, connections fail loudly (health turns
 `unhealthy`, APIs return 503) instead of silently restarting a server an operator stopped.
 """
@@ -13,8 +14,9 @@ import threading
 from pathlib import Path
 
 import psycopg
-from django.db.backends.postgresql import base as postgresql_base
 from psycopg import sql
+
+from ragsite.postgresql import base as postgresql_base
 
 from . import server
 

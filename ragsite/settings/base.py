@@ -101,6 +101,8 @@ EMBEDDED_PG_DATABASE = env("EMBEDDED_PG_DATABASE", default="lexrag")
 
 if DATABASE_URL:
     _default_db = env.db_url_config(DATABASE_URL)
+    if _default_db.get("ENGINE") == "django.db.backends.postgresql":
+        _default_db["ENGINE"] = "ragsite.postgresql"  # the same backend, connecting with retries
 else:
     _default_db = {
         "ENGINE": "ragsite.embedded_pg",
@@ -326,6 +328,10 @@ RAG_MIN_ANSWERABILITY = env.float("RAG_MIN_ANSWERABILITY", default=0.001)
 VECTOR_DB = env("VECTOR_DB", default="pgvector")
 # Statement timeout for vector and keyword search queries.
 VECTOR_STORE_TIMEOUT_SECONDS = env.float("VECTOR_STORE_TIMEOUT_SECONDS", default=5)
+# Connection-level database failures (the vector store is the database) are retried this many
+# times, waiting VECTOR_STORE_RETRY_BACKOFF_SECONDS, then twice that, ... (ragsite/postgresql).
+VECTOR_STORE_RETRIES = env.int("VECTOR_STORE_RETRIES", default=3)
+VECTOR_STORE_RETRY_BACKOFF_SECONDS = env.float("VECTOR_STORE_RETRY_BACKOFF_SECONDS", default=0.1)
 # HNSW candidate list size (pgvector's hnsw.ef_search, 1..1000); a search uses max(this, k).
 VECTOR_STORE_EF_SEARCH = env.int("VECTOR_STORE_EF_SEARCH", default=200)
 # Spec compatibility only: pgvector needs no separate URL or collection (chunks live in the DB).
@@ -365,6 +371,11 @@ ANTHROPIC_MAX_RETRIES = env.int("ANTHROPIC_MAX_RETRIES", default=2)
 OLLAMA_HOST = env("OLLAMA_HOST", default="http://ollama:11434")
 OLLAMA_MODEL = env("OLLAMA_MODEL", default="mistral:7b")
 OLLAMA_TIMEOUT_SECONDS = env.float("OLLAMA_TIMEOUT_SECONDS", default=10)
+# /api/v1/health contacts the model provider (Ollama always; Anthropic only with the probe on),
+# waiting at most this long, and reuses the answer for a few seconds (ragsite/llm_probe.py).
+ANTHROPIC_HEALTH_PROBE = env.bool("ANTHROPIC_HEALTH_PROBE", default=False)
+RAG_HEALTH_PROBE_TIMEOUT_SECONDS = env.float("RAG_HEALTH_PROBE_TIMEOUT_SECONDS", default=1)
+RAG_HEALTH_PROBE_CACHE_SECONDS = env.float("RAG_HEALTH_PROBE_CACHE_SECONDS", default=5)
 # Named by the specs for other providers; accepted, not used by any adapter here.
 OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
 WATSONX_API_KEY = env("WATSONX_API_KEY", default="")

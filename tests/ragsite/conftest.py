@@ -5,6 +5,7 @@ import pytest
 
 from ragsite.embedded_pg import server
 from tests.conftest import PROJECT_ROOT
+from tests.ragsite.pg_proxy import default_db_through, proxy  # noqa: F401  (fixtures)
 
 
 @pytest.fixture(scope="session")

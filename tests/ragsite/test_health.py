@@ -1,5 +1,6 @@
 """GET /api/v1/health against the real database, pgvector and Redis, and with each taken away."""
 
+import time
 from unittest import mock
 
 import pytest
@@ -8,6 +9,7 @@ from django.test import override_settings
 
 from ragsite import health
 from ragsite.embedded_pg import server
+from tests.rag.llm.conftest import Received, Reply, closed_port_url, start_server  # noqa: F401  (fixtures)
 from tests.ragsite.conftest import connection_settings
 
 UNREACHABLE_REDIS = "redis://127.0.0.1:1/0"
@@ -139,3 +141,178 @@ def test_health_reports_the_packaged_cross_encoder_and_degrades_without_its_file
     assert body["reranker"]["status"] == "unavailable" and body["status"] == "degraded"
     settings.RAG_RERANKER_MODEL = ""
     assert api_client.get("/api/v1/health").json()["reranker"] == {"status": "disabled"}
+
+
+# --- The model provider: contacted, and its absence makes the health degraded (queries would 503)
+
+
+def ollama_tags(*models: str):
+    """A fake Ollama whose GET /api/tags lists `models`."""
+
+    def answer(received: Received) -> Reply:
+        if received.path != "/api/tags":
+            return Reply(404, b"404 page not found", headers={"Content-Type": "text/plain"})
+        return Reply(200, {"models": [{"name": name, "model": name, "size": 1} for name in models]})
+
+    return answer
+
+
+@pytest.fixture
+def ollama_provider(settings):
+    settings.RAG_LLM_PROVIDER = "ollama"
+    settings.OLLAMA_MODEL = "mistral:7b"
+    settings.RAG_HEALTH_PROBE_TIMEOUT_SECONDS = 0.5
+    return settings
+
+
+@pytest.mark.django_db
+def test_ollama_reachable_with_the_model_is_healthy_and_lists_its_models(
+    api_client,
+    ollama_provider,
+    start_server,  # noqa: F811
+):
+    ollama = start_server(ollama_tags("mistral:7b", "llama3:latest"))
+    ollama_provider.OLLAMA_HOST = ollama.url
+    body = api_client.get("/api/v1/health").json()
+    assert body["status"] == "healthy", body
+    assert body["llm"] == {
+        "provider": "ollama",
+        "model": "mistral:7b",
+        "host": ollama.url,
+        "ollama": "reachable",
+        "status": "ready",
+        "models": ["mistral:7b", "llama3:latest"],
+    }
+    assert [(r.method, r.path) for r in ollama.received] == [("GET", "/api/tags")]
+
+
+@pytest.mark.django_db
+def test_ollama_down_makes_health_degraded(
+    api_client,
+    ollama_provider,
+    closed_port_url,  # noqa: F811
+):
+    ollama_provider.OLLAMA_HOST = closed_port_url
+    response = api_client.get("/api/v1/health")
+    body = response.json()
+    assert response.status_code == 200
+    assert body["status"] == "degraded", body
+    assert body["llm"]["ollama"] == "unreachable" and body["llm"]["status"] == "unreachable"
+    assert "Connection refused" in body["llm"]["error"]
+    assert body["database"]["status"] == "connected" and body["cache"]["status"] == "connected"
+
+
+@pytest.mark.django_db
+def test_ollama_without_the_configured_model_is_degraded(api_client, ollama_provider, start_server):  # noqa: F811
+    ollama = start_server(ollama_tags("llama3:latest"))
+    ollama_provider.OLLAMA_HOST = ollama.url
+    body = api_client.get("/api/v1/health").json()
+    assert body["status"] == "degraded"
+    assert body["llm"]["ollama"] == "reachable" and body["llm"]["status"] == "model_missing"
+    assert body["llm"]["models"] == ["llama3:latest"]
+
+
+@pytest.mark.django_db
+def test_an_untagged_ollama_model_matches_its_latest_tag(api_client, ollama_provider, start_server):  # noqa: F811
+    ollama = start_server(ollama_tags("llama3:latest"))
+    ollama_provider.OLLAMA_HOST = ollama.url
+    ollama_provider.OLLAMA_MODEL = "llama3"
+    assert api_client.get("/api/v1/health").json()["status"] == "healthy"
+
+
+@pytest.mark.django_db
+def test_ollama_probe_is_cached_for_a_few_seconds(api_client, ollama_provider, start_server):  # noqa: F811
+    ollama = start_server(ollama_tags("mistral:7b"))
+    ollama_provider.OLLAMA_HOST = ollama.url
+    ollama_provider.RAG_HEALTH_PROBE_CACHE_SECONDS = 30
+    for _ in range(3):
+        assert api_client.get("/api/v1/health").json()["status"] == "healthy"
+    assert len(ollama.received) == 1
+    ollama_provider.RAG_HEALTH_PROBE_CACHE_SECONDS = 0  # the cached answer has now expired
+    api_client.get("/api/v1/health")
+    api_client.get("/api/v1/health")
+    assert len(ollama.received) == 3
+
+
+@pytest.mark.django_db
+def test_a_slow_ollama_is_unreachable_within_the_probe_timeout(api_client, ollama_provider, start_server):  # noqa: F811
+    ollama = start_server(lambda received: Reply(200, {"models": []}, delay=5))
+    ollama_provider.OLLAMA_HOST = ollama.url
+    started = time.monotonic()
+    body = api_client.get("/api/v1/health").json()
+    assert time.monotonic() - started < 2.5
+    assert body["status"] == "degraded" and body["llm"]["ollama"] == "unreachable"
+
+
+def anthropic_models(status: int):
+    """A fake Anthropic API: GET /v1/models answers `status` (200: one model)."""
+
+    def answer(received: Received) -> Reply:
+        if received.path.split("?")[0] != "/v1/models":
+            return Reply(404, {"type": "error", "error": {"type": "not_found_error", "message": "no"}})
+        if status != 200:
+            kind = {401: "authentication_error", 403: "permission_error"}.get(status, "api_error")
+            return Reply(status, {"type": "error", "error": {"type": kind, "message": "refused"}})
+        model = {
+            "type": "model",
+            "id": "claude-sonnet-4-6",
+            "display_name": "Claude",
+            "created_at": "2026-01-01T00:00:00Z",
+        }
+        return Reply(
+            200, {"data": [model], "has_more": False, "first_id": model["id"], "last_id": model["id"]}
+        )
+
+    return answer
+
+
+@pytest.fixture
+def anthropic_provider(settings):
+    settings.RAG_LLM_PROVIDER = "anthropic"
+    settings.ANTHROPIC_API_KEY = "sk-ant-test-key"
+    settings.ANTHROPIC_HEALTH_PROBE = True
+    settings.RAG_HEALTH_PROBE_TIMEOUT_SECONDS = 0.5
+    return settings
+
+
+@pytest.mark.django_db
+def test_anthropic_probe_reachable_is_healthy(api_client, anthropic_provider, start_server):  # noqa: F811
+    server = start_server(anthropic_models(200))
+    anthropic_provider.ANTHROPIC_BASE_URL = server.url
+    body = api_client.get("/api/v1/health").json()
+    assert body["status"] == "healthy", body
+    assert body["llm"]["anthropic"] == "reachable" and body["llm"]["status"] == "ready"
+    assert server.received[0].path.startswith("/v1/models")
+    # The key is sent (the SDK's header for it varies by version: x-api-key or Authorization).
+    assert any("sk-ant-test-key" in value for value in server.received[0].headers.values())
+
+
+@pytest.mark.django_db
+def test_anthropic_probe_with_a_rejected_key_is_degraded(api_client, anthropic_provider, start_server):  # noqa: F811
+    server = start_server(anthropic_models(401))
+    anthropic_provider.ANTHROPIC_BASE_URL = server.url
+    body = api_client.get("/api/v1/health").json()
+    assert body["status"] == "degraded"
+    assert body["llm"]["status"] == "invalid_api_key" and body["llm"]["anthropic"] == "rejected_key"
+
+
+@pytest.mark.django_db
+def test_anthropic_probe_unreachable_is_degraded(api_client, anthropic_provider, closed_port_url):  # noqa: F811
+    anthropic_provider.ANTHROPIC_BASE_URL = closed_port_url
+    body = api_client.get("/api/v1/health").json()
+    assert body["status"] == "degraded"
+    assert body["llm"]["status"] == "unreachable" and body["llm"]["anthropic"] == "unreachable"
+
+
+@pytest.mark.django_db
+def test_anthropic_without_the_probe_flag_is_not_contacted(api_client, anthropic_provider, start_server):  # noqa: F811
+    server = start_server(anthropic_models(401))
+    anthropic_provider.ANTHROPIC_BASE_URL = server.url
+    anthropic_provider.ANTHROPIC_HEALTH_PROBE = False
+    body = api_client.get("/api/v1/health").json()
+    assert body["status"] == "healthy"
+    assert body["llm"]["status"] == "configured" and body["llm"]["anthropic"] == "not_probed"
+    assert server.received == []
+    anthropic_provider.ANTHROPIC_API_KEY = ""
+    body = api_client.get("/api/v1/health").json()
+    assert body["status"] == "degraded" and body["llm"]["status"] == "missing_api_key"

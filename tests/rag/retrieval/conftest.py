@@ -10,6 +10,7 @@ import pytest
 
 from rag.ingest import embedding
 from rag.models import EMBEDDING_DIMENSION, Chunk, Document, DocumentStatus
+from tests.ragsite.pg_proxy import default_db_through, proxy  # noqa: F401  (fixtures for connection retries)
 
 # Contract clauses numbered like real ones, with near-miss numbers as decoys (identifier tests).
 CLAUSES = {
