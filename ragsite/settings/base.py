@@ -4,6 +4,8 @@ Every variable has a default here and a row in the README's configuration table 
 two in step). `local`, `test` and `production` adjust only what differs.
 """
 
+import hashlib
+
 from ragsite.embedded_pg.server import socket_dir_for
 from ragsite.env import BASE_DIR, env, env_path
 
@@ -109,6 +111,19 @@ else:
         "HOST": str(socket_dir_for(EMBEDDED_PG_DATA_DIR)),
         "DATA_DIR": str(EMBEDDED_PG_DATA_DIR),
     }
+
+
+def _instance_name(database: dict) -> str:
+    """A name for this copy of the project, derived from the database it serves: "lexrag-<name>-"
+    plus a digest of where that database lives. Two checkouts on one machine (each with its own
+    embedded server, both databases named "lexrag") or two databases on one server get different
+    names, so their cache keys and task queues on a shared Redis never meet."""
+    name = database.get("NAME", "")  # missing for a malformed DATABASE_URL (production refuses it)
+    where = f"{database.get('HOST', '')}:{database.get('PORT', '')}/{name}"
+    return f"lexrag-{name}-{hashlib.sha256(where.encode()).hexdigest()[:8]}"
+
+
+INSTANCE_NAME = _instance_name(_default_db)
 _default_db["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
 _default_db["CONN_HEALTH_CHECKS"] = True
 _default_db.setdefault("OPTIONS", {})["connect_timeout"] = env.int("DB_CONNECT_TIMEOUT_SECONDS", default=5)
@@ -145,7 +160,8 @@ def _memory_cache(name: str, timeout: int | None = 300) -> dict:
     }
 
 
-CACHE_KEY_PREFIX = env("CACHE_KEY_PREFIX", default="lexrag")
+# Both default to INSTANCE_NAME: another copy of the project on the same Redis has its own.
+CACHE_KEY_PREFIX = env("CACHE_KEY_PREFIX", default=INSTANCE_NAME)
 if REDIS_URL:
     CACHES = {"default": _redis_cache(REDIS_URL, CACHE_KEY_PREFIX)}
 else:
@@ -175,7 +191,7 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=3600)
 # Redis gives an unacknowledged task to another worker after this long, even if it is still running,
 # so it must outlast the longest task. Work of a killed worker is recovered sooner by the sweep below.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT + 300}
-CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default="celery")
+CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default=INSTANCE_NAME)
 CELERY_RESULT_EXPIRES = 86400
 # Workers log through LOGGING below (JSON lines with request ids), not Celery's own format.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
