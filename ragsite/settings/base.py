@@ -308,8 +308,6 @@ RAG_INJECTION_POLICY = env("RAG_INJECTION_POLICY", default="flag")
 # MAX_RETRIEVAL_RESULTS (service-interface spec) is an alias of RAG_DEFAULT_TOP_K.
 RAG_DEFAULT_TOP_K = env.int("RAG_DEFAULT_TOP_K", default=env.int("MAX_RETRIEVAL_RESULTS", default=5))
 MAX_RETRIEVAL_RESULTS = RAG_DEFAULT_TOP_K
-# Candidates fetched before ranking/reranking cut them down to top_k (stage-pipeline spec).
-DEFAULT_TOP_K = env.int("DEFAULT_TOP_K", default=10)
 # Passages each search leg fetches before relevance, reranking and ranking cut them to top_k.
 RAG_CANDIDATE_POOL = env.int("RAG_CANDIDATE_POOL", default=100)
 # Passages whose relevance (similarity_score, 0..1) is under this are dropped. The spec's 0.5 is a
@@ -344,11 +342,8 @@ VECTOR_DB = env("VECTOR_DB", default="pgvector")
 VECTOR_STORE_TIMEOUT_SECONDS = env.float("VECTOR_STORE_TIMEOUT_SECONDS", default=5)
 # HNSW candidate list size (pgvector's hnsw.ef_search, 1..1000); a search uses max(this, k).
 VECTOR_STORE_EF_SEARCH = env.int("VECTOR_STORE_EF_SEARCH", default=200)
-# Spec compatibility only: pgvector needs no separate URL or collection (chunks live in the DB).
-VECTOR_STORE_URL = env("VECTOR_STORE_URL", default="")
-VECTOR_STORE_COLLECTION = env("VECTOR_STORE_COLLECTION", default="rag_chunk")
-MILVUS_HOST = env("MILVUS_HOST", default="")
-MILVUS_PORT = env.int("MILVUS_PORT", default=19530)
+# The specs' VECTOR_STORE_URL, VECTOR_STORE_COLLECTION, MILVUS_* and DEFAULT_TOP_K are not read:
+# ragsite/checks.py warns at start-up when one is set (README, "Differences from the specification").
 
 # --- Context and response ---------------------------------------------------------------------
 RAG_TOKEN_BUDGET = env.int("RAG_TOKEN_BUDGET", default=3000)

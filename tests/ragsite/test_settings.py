@@ -38,20 +38,15 @@ SPEC_VARIABLES = [
     "OLLAMA_HOST",
     "OLLAMA_MODEL",
     "OLLAMA_TIMEOUT_SECONDS",
-    "VECTOR_STORE_URL",
-    "VECTOR_STORE_COLLECTION",
     "VECTOR_STORE_TIMEOUT_SECONDS",
     "EMBEDDING_MODEL",
     "MIN_CONFIDENCE_THRESHOLD",
     "MAX_RETRIEVAL_RESULTS",
     "LOG_LEVEL",
     # stage-pipeline-architecture.md
-    "DEFAULT_TOP_K",
     "ENABLE_RERANKING",
     "ENABLE_COT",
     "VECTOR_DB",
-    "MILVUS_HOST",
-    "MILVUS_PORT",
     "WATSONX_API_KEY",
     "OPENAI_API_KEY",
 ]
@@ -83,7 +78,6 @@ SPEC_DEFAULTS = {
     # The spec's 0.5 is deliberately lower (README, configuration): "not found" is the answerability
     # gate's decision (RAG_MIN_ANSWERABILITY); the calibrated confidence ranks answers.
     "MIN_CONFIDENCE_THRESHOLD": 0.05,
-    "DEFAULT_TOP_K": 10,
     "RAG_CHUNK_SIZE": 1000,
     "RAG_CHUNK_OVERLAP": 100,
 }
@@ -105,6 +99,57 @@ def test_every_spec_variable_is_a_setting():
     read = _settings_variables()
     missing = [name for name in SPEC_VARIABLES if name not in read or not hasattr(settings, name)]
     assert missing == []
+
+
+# Spec variables for a store or a knob Lexrag does not have: not settings, not in the configuration
+# table, named in the README's "Differences from the specification", and a start-up warning when set.
+UNREAD_SPEC_VARIABLES = [
+    "VECTOR_STORE_URL",  # rag-llm-service-interface.md: ChromaDB's URL
+    "VECTOR_STORE_COLLECTION",
+    "DEFAULT_TOP_K",  # stage-pipeline-architecture.md: RAG_DEFAULT_TOP_K / RAG_CANDIDATE_POOL here
+    "MILVUS_HOST",
+    "MILVUS_PORT",
+]
+
+
+def _differences_section() -> str:
+    readme = (PROJECT_ROOT / "README.md").read_text()
+    return readme.split("## Differences from the specification", 1)[1].split("\n## ", 1)[0]
+
+
+@pytest.mark.parametrize("name", UNREAD_SPEC_VARIABLES)
+def test_a_spec_variable_lexrag_does_not_read_is_no_setting_and_is_explained(name):
+    assert not hasattr(settings, name)
+    assert name not in _settings_variables() | _readme_variables()
+    assert f"`{name}`" in _differences_section()
+
+
+@pytest.mark.parametrize("name", UNREAD_SPEC_VARIABLES)
+def test_setting_a_spec_variable_lexrag_does_not_read_warns_at_start_up(name, monkeypatch):
+    from django.core.checks import WARNING, run_checks
+
+    monkeypatch.setenv(name, "10")
+    warnings = [m for m in run_checks() if m.level == WARNING and name in m.msg]
+    assert len(warnings) == 1 and "not read" in warnings[0].msg and warnings[0].hint
+    monkeypatch.delenv(name)
+    assert not [m for m in run_checks() if name in m.msg]
+
+
+def test_docker_compose_has_an_optional_ollama_service_where_OLLAMA_HOST_points():
+    import urllib.parse
+
+    import yaml
+
+    compose = yaml.safe_load((PROJECT_ROOT / "docker-compose.yml").read_text())
+    host = urllib.parse.urlsplit(settings.OLLAMA_HOST)  # the default: http://ollama:11434
+    service = compose["services"][host.hostname]
+    assert service["profiles"] == ["ollama"]  # only with `--profile ollama`
+    assert service["image"].startswith("ollama/ollama")
+    assert host.port == 11434  # where the ollama image listens, on the compose network
+    assert host.hostname in compose["volumes"]  # pulled models survive a restart
+    # The web and the worker may use it, but start without it (no hard dependency).
+    for name in ("web", "worker"):
+        assert host.hostname not in compose["services"][name].get("depends_on", {})
 
 
 def test_spec_defaults_hold_when_the_environment_is_silent():
