@@ -5,6 +5,7 @@ import pytest
 
 from ragsite.embedded_pg import server
 from tests.conftest import PROJECT_ROOT
+from tests.rag.llm.conftest import start_server  # noqa: F401  (a fake Ollama for settings tests)
 
 
 @pytest.fixture(scope="session")
