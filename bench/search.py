@@ -896,7 +896,7 @@ def recall_of(approx, exact, k: int) -> float:
 def measure_recall(*, tenant, distinct: list[str], vectors: dict, selective, default_ef: int) -> dict:
     from rag.retrieval import semantic_search
 
-    pool = 4 * K  # hybrid's candidates per leg at k=10 (max(DEFAULT_TOP_K, 4k))
+    pool = 4 * K  # hybrid's candidates per leg at k=10 (max(MIN_CANDIDATES, 4k))
     exact = {}
     for query in progress(distinct, unit="query", desc="exact scans"):
         for name, filters in (("no filter", None), ("filter", selective)):
@@ -1214,7 +1214,6 @@ def main(argv=None) -> int:
         "settings": {
             "VECTOR_STORE_EF_SEARCH": settings.VECTOR_STORE_EF_SEARCH,
             "VECTOR_STORE_TIMEOUT_SECONDS": settings.VECTOR_STORE_TIMEOUT_SECONDS,
-            "DEFAULT_TOP_K": settings.DEFAULT_TOP_K,
         },
         "targets": {
             "hybrid_p95": hybrid["p95"],

@@ -17,6 +17,7 @@ from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.db.models import Q
 from django.db.models.functions import Upper
 from pgvector.django import HnswIndex, VectorField
 
@@ -154,7 +155,14 @@ class Document(TenantOwned):
                 fields=["tenant", "case", "sha256"], name="document_unique_content_per_case"
             )
         ]
-        indexes = [models.Index(fields=["tenant", "status"]), models.Index(fields=["tenant", "case"])]
+        indexes = [
+            models.Index(fields=["tenant", "status"]),
+            models.Index(fields=["tenant", "case"]),
+            # The confidential documents an admin may read, on every query (the answer cache's key).
+            models.Index(
+                fields=["tenant"], condition=Q(sensitivity="confidential"), name="document_confidential"
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.title

@@ -14,7 +14,16 @@ from templates_admin.models import PromptTemplate
 from tenants.models import Tenant
 from tenants.selectors import owned_get, owned_list
 
-from .models import AuditLog, Case, Chunk, Document, DocumentStatus, IndexVersion, RankingWeights
+from .models import (
+    AuditLog,
+    Case,
+    Chunk,
+    Document,
+    DocumentStatus,
+    IndexVersion,
+    RankingWeights,
+    Sensitivity,
+)
 from .retrieval.filters import SearchFilters
 from .retrieval.ranking import Weights
 
@@ -152,23 +161,32 @@ def index_version_get(*, tenant: Tenant) -> int:
 
 @dataclass(frozen=True)
 class QuerySnapshot:
-    """What every query's cache key needs: the tenant's corpus and weights versions, and which
-    prompt template (and which version of it) a template id resolves to for the tenant."""
+    """What every query's cache key needs: the tenant's corpus and weights versions, which prompt
+    template (and which version of it) a template id resolves to for the tenant, and which of the
+    tenant's confidential documents the reader may read."""
 
     index_version: int
     indexed_at: datetime | None
     weights_version: int
     template_pk: int | None  # None: no template of this id is visible to the tenant
     template_version: int | None
+    # A digest of the ids of the confidential documents the reader may read, or "none".
+    readable_confidential: str = "none"
 
 
-def query_snapshot_get(*, tenant: Tenant, template_id: str) -> QuerySnapshot:
+def query_snapshot_get(
+    *, tenant: Tenant, template_id: str, reads_all_confidential: bool = False, user_id: int | None = None
+) -> QuerySnapshot:
     """The `QuerySnapshot` of `tenant` in one round trip (it is read on every query, cache hits
-    included). The template is the tenant's own `template_id`, else the built-in one."""
+    included). The template is the tenant's own `template_id`, else the built-in one. The readable
+    confidential documents are every one of the tenant's (`reads_all_confidential`: admins and
+    owners) or those listing `user_id` as a reader (none without a user)."""
     if tenant is None or tenant.pk is None:
         raise ValueError("a saved tenant is required to scope a query")
+    documents = Document._meta.db_table
+    readers = Document.confidential_readers.through._meta.db_table
     sql = f"""
-        SELECT iv.version, iv.updated_at, rw.version, t.id, t.version
+        SELECT iv.version, iv.updated_at, rw.version, t.id, t.version, c.readable
         FROM (SELECT %(tenant)s::bigint AS tenant_id) me
         LEFT JOIN {IndexVersion._meta.db_table} iv ON iv.tenant_id = me.tenant_id
         LEFT JOIN {RankingWeights._meta.db_table} rw ON rw.tenant_id = me.tenant_id
@@ -177,11 +195,38 @@ def query_snapshot_get(*, tenant: Tenant, template_id: str) -> QuerySnapshot:
             WHERE template_id = %(template_id)s AND (tenant_id = me.tenant_id OR tenant_id IS NULL)
             ORDER BY tenant_id NULLS LAST LIMIT 1
         ) t ON true
+        LEFT JOIN LATERAL (
+            SELECT encode(sha256(string_agg(ids.id::text, ',' ORDER BY ids.id)::bytea), 'hex') AS readable
+            FROM (
+                SELECT d.id FROM {documents} d
+                WHERE %(reads_all)s AND d.tenant_id = me.tenant_id AND d.sensitivity = %(confidential)s
+                UNION
+                SELECT d.id FROM {readers} r JOIN {documents} d ON d.id = r.document_id
+                WHERE r.user_id = %(user)s AND d.tenant_id = me.tenant_id
+                  AND d.sensitivity = %(confidential)s
+            ) ids
+        ) c ON true
     """  # noqa: S608 - table names from model metadata; values are parameters
+    params = {
+        "tenant": tenant.pk,
+        "template_id": template_id,
+        "confidential": Sensitivity.CONFIDENTIAL,
+        "reads_all": reads_all_confidential,
+        "user": user_id,
+    }
     with connection.cursor() as cursor:
-        cursor.execute(sql, {"tenant": tenant.pk, "template_id": template_id})
-        index_version, indexed_at, weights_version, template_pk, template_version = cursor.fetchone()
-    return QuerySnapshot(index_version or 0, indexed_at, weights_version or 0, template_pk, template_version)
+        cursor.execute(sql, params)
+        index_version, indexed_at, weights_version, template_pk, template_version, readable = (
+            cursor.fetchone()
+        )
+    return QuerySnapshot(
+        index_version=index_version or 0,
+        indexed_at=indexed_at,
+        weights_version=weights_version or 0,
+        template_pk=template_pk,
+        template_version=template_version,
+        readable_confidential=readable or "none",
+    )
 
 
 def ranking_weights_get(*, tenant: Tenant) -> Weights:

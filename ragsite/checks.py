@@ -1,7 +1,9 @@
 """System checks for settings that must hold together (run by manage.py check, migrate, serve)."""
 
+import os
+
 from django.conf import settings
-from django.core.checks import Error, register
+from django.core.checks import Error, Warning, register
 
 CHOICES = {
     "VECTOR_DB": ("pgvector",),
@@ -38,3 +40,30 @@ def check_rag_settings(app_configs=None, **kwargs):
     if settings.RAG_LLM_PROVIDER == "anthropic" and not settings.ANTHROPIC_API_KEY:
         errors.append(Error("RAG_LLM_PROVIDER=anthropic needs ANTHROPIC_API_KEY", id="lexrag.E004"))
     return errors
+
+
+# Variables the specs name for a store or a knob Lexrag does not have, and why they are not read.
+UNREAD_SPEC_VARIABLES = {
+    "VECTOR_STORE_URL": "vectors live in the application's PostgreSQL (pgvector), not in ChromaDB",
+    "VECTOR_STORE_COLLECTION": "chunks and their vectors are the rag_chunk table, not a collection",
+    "MILVUS_HOST": "VECTOR_DB is pgvector; Milvus is not supported",
+    "MILVUS_PORT": "VECTOR_DB is pgvector; Milvus is not supported",
+    "DEFAULT_TOP_K": (
+        "passages in an answer are RAG_DEFAULT_TOP_K; candidates per search leg are RAG_CANDIDATE_POOL"
+    ),
+}
+
+
+@register()
+def check_unread_spec_variables(app_configs=None, **kwargs):
+    """A warning for each spec variable set in the environment that Lexrag does not read, so an
+    operator copying the spec's configuration learns it has no effect instead of trusting it."""
+    return [
+        Warning(
+            f"{name} is set but not read: {reason}",
+            hint="Unset it; see the README's 'Differences from the specification'.",
+            id="lexrag.W001",
+        )
+        for name, reason in UNREAD_SPEC_VARIABLES.items()
+        if name in os.environ
+    ]

@@ -1,8 +1,10 @@
 """The answer cache: finished query results keyed by everything that could change them.
 
 Key = sha256 of the tenant, the normalized question, the template (id, row and version), the
-answer-changing options (top_k, citation style, strictness, filters, ...), who may read
-confidential text, the model, and the tenant's index and ranking-weights versions. A corpus
+answer-changing options (top_k, citation style, strictness, filters, ...; temperature only for a
+model that samples), what the reader may read (a digest of the confidential documents they are
+cleared for, or "none": not the user id, so colleagues with the same access share answers), the
+model, and the tenant's index and ranking-weights versions. A corpus
 change, reindex, template edit or weights change bumps one of those versions, so stale entries
 are never read again and expire by TTL (`RAG_CACHE_TTL_SECONDS`): invalidation without scanning
 keys. Entries live in the "rag" cache: django-redis, or in-process memory without Redis

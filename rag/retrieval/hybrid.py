@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from django.conf import settings
-
 from rag.ingest import embedding
 from ragsite.exceptions import InvalidQuery
 from tenants.models import Tenant
@@ -22,6 +20,7 @@ from .vector import semantic_search
 
 MODES = ("semantic", "keyword", "hybrid")
 DEFAULT_RRF_K = 60  # the constant of Cormack et al. (2009); damps the gap between top ranks
+MIN_CANDIDATES = 10  # rows per leg when the caller names none (the pipeline passes RAG_CANDIDATE_POOL)
 
 
 def weighted_rrf(
@@ -77,7 +76,7 @@ def hybrid_search(
     """The `k` best chunks of `tenant` for `query`, best first.
 
     mode "semantic" or "keyword" runs one leg (score = that leg's score). "hybrid" (the default)
-    runs both on `candidates` rows each (default max(settings.DEFAULT_TOP_K, 4k)) and fuses them
+    runs both on `candidates` rows each (default max(MIN_CANDIDATES, 4k)) and fuses them
     with weighted RRF; the hit's `score` is the RRF score, `similarity` its cosine similarity (also
     for keyword-only hits) and `keyword_score` its keyword score or None. A blank query gives [].
     `query_vector` is the query's embedding when the caller already has it (else it is embedded).
@@ -85,7 +84,7 @@ def hybrid_search(
     semantic_weight, keyword_weight = _validated(mode, weights, rrf_k)
     k = positive_int(k, "k")
     pool = positive_int(candidates, "candidates") if candidates is not None else None
-    pool = max(pool or max(settings.DEFAULT_TOP_K, 4 * k), k)
+    pool = max(pool or max(MIN_CANDIDATES, 4 * k), k)
     if not (query or "").strip():
         return []
     if mode == "keyword":

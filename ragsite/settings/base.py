@@ -4,6 +4,8 @@ Every variable has a default here and a row in the README's configuration table 
 two in step). `local`, `test` and `production` adjust only what differs.
 """
 
+import hashlib
+
 from ragsite.embedded_pg.server import socket_dir_for
 from ragsite.env import BASE_DIR, env, env_path
 
@@ -111,6 +113,19 @@ else:
         "HOST": str(socket_dir_for(EMBEDDED_PG_DATA_DIR)),
         "DATA_DIR": str(EMBEDDED_PG_DATA_DIR),
     }
+
+
+def _instance_name(database: dict) -> str:
+    """A name for this copy of the project, derived from the database it serves: "lexrag-<name>-"
+    plus a digest of where that database lives. Two checkouts on one machine (each with its own
+    embedded server, both databases named "lexrag") or two databases on one server get different
+    names, so their cache keys and task queues on a shared Redis never meet."""
+    name = database.get("NAME", "")  # missing for a malformed DATABASE_URL (production refuses it)
+    where = f"{database.get('HOST', '')}:{database.get('PORT', '')}/{name}"
+    return f"lexrag-{name}-{hashlib.sha256(where.encode()).hexdigest()[:8]}"
+
+
+INSTANCE_NAME = _instance_name(_default_db)
 _default_db["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
 _default_db["CONN_HEALTH_CHECKS"] = True
 _default_db.setdefault("OPTIONS", {})["connect_timeout"] = env.int("DB_CONNECT_TIMEOUT_SECONDS", default=5)
@@ -147,7 +162,8 @@ def _memory_cache(name: str, timeout: int | None = 300) -> dict:
     }
 
 
-CACHE_KEY_PREFIX = env("CACHE_KEY_PREFIX", default="lexrag")
+# Both default to INSTANCE_NAME: another copy of the project on the same Redis has its own.
+CACHE_KEY_PREFIX = env("CACHE_KEY_PREFIX", default=INSTANCE_NAME)
 if REDIS_URL:
     CACHES = {"default": _redis_cache(REDIS_URL, CACHE_KEY_PREFIX)}
 else:
@@ -177,7 +193,7 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=3600)
 # Redis gives an unacknowledged task to another worker after this long, even if it is still running,
 # so it must outlast the longest task. Work of a killed worker is recovered sooner by the sweep below.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT + 300}
-CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default="celery")
+CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default=INSTANCE_NAME)
 CELERY_RESULT_EXPIRES = 86400
 # Workers log through LOGGING below (JSON lines with request ids), not Celery's own format.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
@@ -294,8 +310,6 @@ RAG_INJECTION_POLICY = env("RAG_INJECTION_POLICY", default="flag")
 # MAX_RETRIEVAL_RESULTS (service-interface spec) is an alias of RAG_DEFAULT_TOP_K.
 RAG_DEFAULT_TOP_K = env.int("RAG_DEFAULT_TOP_K", default=env.int("MAX_RETRIEVAL_RESULTS", default=5))
 MAX_RETRIEVAL_RESULTS = RAG_DEFAULT_TOP_K
-# Candidates fetched before ranking/reranking cut them down to top_k (stage-pipeline spec).
-DEFAULT_TOP_K = env.int("DEFAULT_TOP_K", default=10)
 # Passages each search leg fetches before relevance, reranking and ranking cut them to top_k.
 RAG_CANDIDATE_POOL = env.int("RAG_CANDIDATE_POOL", default=100)
 # Passages whose relevance (similarity_score, 0..1) is under this are dropped. The spec's 0.5 is a
@@ -334,11 +348,8 @@ VECTOR_STORE_RETRIES = env.int("VECTOR_STORE_RETRIES", default=3)
 VECTOR_STORE_RETRY_BACKOFF_SECONDS = env.float("VECTOR_STORE_RETRY_BACKOFF_SECONDS", default=0.1)
 # HNSW candidate list size (pgvector's hnsw.ef_search, 1..1000); a search uses max(this, k).
 VECTOR_STORE_EF_SEARCH = env.int("VECTOR_STORE_EF_SEARCH", default=200)
-# Spec compatibility only: pgvector needs no separate URL or collection (chunks live in the DB).
-VECTOR_STORE_URL = env("VECTOR_STORE_URL", default="")
-VECTOR_STORE_COLLECTION = env("VECTOR_STORE_COLLECTION", default="rag_chunk")
-MILVUS_HOST = env("MILVUS_HOST", default="")
-MILVUS_PORT = env.int("MILVUS_PORT", default=19530)
+# The specs' VECTOR_STORE_URL, VECTOR_STORE_COLLECTION, MILVUS_* and DEFAULT_TOP_K are not read:
+# ragsite/checks.py warns at start-up when one is set (README, "Differences from the specification").
 
 # --- Context and response ---------------------------------------------------------------------
 RAG_TOKEN_BUDGET = env.int("RAG_TOKEN_BUDGET", default=3000)

@@ -1,7 +1,7 @@
 """pytest: the same real PostgreSQL+pgvector and Redis as development, with test-only speedups."""
 
 from .base import *  # noqa: F403
-from .base import BASE_DIR, CACHES, LOGGING, REDIS_URL, env, env_path
+from .base import BASE_DIR, CACHE_KEY_PREFIX, CACHES, LOGGING, REDIS_URL, env, env_path
 
 DEBUG = False
 SECRET_KEY = "django-insecure-lexrag-tests"  # noqa: S105  (tests only)
@@ -11,7 +11,7 @@ CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=True)
 # Keep test keys apart from a development server sharing the same Redis.
 if REDIS_URL:
     for _alias in CACHES:
-        CACHES[_alias]["KEY_PREFIX"] = f"lexrag-test:{_alias}"
+        CACHES[_alias]["KEY_PREFIX"] = f"{CACHE_KEY_PREFIX}-test:{_alias}"
 MEDIA_ROOT = env_path("MEDIA_ROOT", BASE_DIR / "var" / "test-media")
 LOG_LEVEL = env("LOG_LEVEL", default="WARNING")
 LOGGING["root"]["level"] = LOG_LEVEL

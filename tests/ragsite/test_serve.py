@@ -12,6 +12,7 @@ import psutil
 import pytest
 from django.conf import settings
 
+from ragsite.celery import app
 from tests.conftest import PROJECT_ROOT
 
 
@@ -37,14 +38,28 @@ def _wait_for_health(url: str, timeout: float = 90) -> int:
 def test_serve_runs_web_and_worker_and_ctrl_c_stops_both(redis_url, db):
     port = _free_port()
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "CELERY_TASK_DEFAULT_QUEUE"},
         "DJANGO_SETTINGS_MODULE": "ragsite.settings.test",
         "EMBEDDED_PG_DATABASE": settings.DATABASES["default"]["NAME"],
         "CELERY_TASK_ALWAYS_EAGER": "false",
         "REDIS_URL": redis_url,
-        # Its own queue: the worker must not take tasks of a development server on the same Redis.
-        "CELERY_TASK_DEFAULT_QUEUE": f"lexrag-test-serve-{port}",
     }
+    # No queue given: the web process sends to the one derived from its database (the test
+    # database, so no development server's worker on the same Redis takes these tasks).
+    queue = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import django; django.setup(); from django.conf import settings; "
+            "print(settings.CELERY_TASK_DEFAULT_QUEUE)",
+        ],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout.split()[-1]
     serve = subprocess.Popen(
         [sys.executable, "manage.py", "serve", f"127.0.0.1:{port}"],
         cwd=PROJECT_ROOT,
@@ -58,6 +73,12 @@ def test_serve_runs_web_and_worker_and_ctrl_c_stops_both(redis_url, db):
         commands = [" ".join(child.cmdline()) for child in children]
         assert any("runserver" in cmd for cmd in commands), commands
         assert any("celery" in cmd and "worker" in cmd for cmd in commands), commands
+        # Its worker consumes that queue.
+        eager, app.conf.task_always_eager = app.conf.task_always_eager, False
+        try:
+            assert app.send_task("ragsite.ping", queue=queue).get(timeout=60) == "pong"
+        finally:
+            app.conf.task_always_eager = eager
 
         serve.send_signal(signal.SIGINT)
         assert serve.wait(timeout=60) is not None

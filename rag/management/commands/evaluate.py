@@ -4,7 +4,7 @@ manage.py evaluate natural --base URL --key KEY [--runner run.py] [--questions F
 
 legalbench: LegalBench-RAG precision@k and recall@k of Lexrag's retrieval (definitions in
 rag.evaluation.legalbench). The corpus is indexed into an isolated evaluation tenant, reused while
-the index settings match.
+the index settings match. A database with unapplied migrations (a fresh clone's) is migrated first.
 
 natural: the natural-question benchmark (rag.evaluation.natural) against an app already serving at
 --base; it serves nothing itself and exits with the runner's exit status.
@@ -17,7 +17,10 @@ import time
 from pathlib import Path
 
 from django.conf import settings
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.migrations.executor import MigrationExecutor
 from tqdm import tqdm
 
 from rag.evaluation import legalbench, natural, runner
@@ -116,6 +119,15 @@ class Command(BaseCommand):
                 f"the natural-question runner exited with status {returncode}", returncode=returncode
             )
 
+    def _migrate_if_needed(self) -> None:
+        """Apply unapplied migrations first: the evaluation tenant lives in the app's database, and
+        on a fresh clone that database has no tables yet."""
+        executor = MigrationExecutor(connections[DEFAULT_DB_ALIAS])
+        pending = executor.migration_plan(executor.loader.graph.leaf_nodes())
+        if pending:
+            self.stdout.write(f"Applying {len(pending)} database migrations first (as `manage.py migrate`).")
+            call_command("migrate", interactive=False, verbosity=0)
+
     def _legalbench(self, *, corpus, queries, k, mode, min_similarity, json_out, **options):
         ks = _ks(k)
         corpus_dir, queries_file = Path(corpus), Path(queries)
@@ -127,6 +139,7 @@ class Command(BaseCommand):
             benchmark_queries = legalbench.load_queries(queries_file)
         except (ValueError, KeyError, TypeError) as exc:
             raise CommandError(f"Not a LegalBench-RAG query file: {exc}") from exc
+        self._migrate_if_needed()
         started = time.monotonic()
         indexed = runner.ingest_corpus(corpus_dir, progress=tqdm)
         for path, reason in indexed.failed:

@@ -26,11 +26,17 @@ def template_id_for(config) -> str:
     return settings.RAG_DEFAULT_TEMPLATE
 
 
-def reader_key(ctx: QueryContext) -> str:
-    """Who may read confidential text: answers differ between readers, so keys do too."""
-    if ctx.reader.reads_all_confidential:
-        return "all-confidential"
-    return f"user:{ctx.reader.user_id}" if ctx.reader.user_id is not None else "anonymous"
+# Providers whose answer is a function of the prompt alone: temperature changes nothing there.
+DETERMINISTIC_PROVIDERS = frozenset({"extractive"})
+
+
+def answer_options(config, provider: str) -> dict:
+    """The query options that change the answer under `provider` (temperature only for a model
+    that samples), so asking at another temperature still hits the extractive provider's cache."""
+    options = config.cache_fields()
+    if provider in DETERMINISTIC_PROVIDERS:
+        options.pop("temperature", None)
+    return options
 
 
 class CacheLookupStage:
@@ -40,7 +46,12 @@ class CacheLookupStage:
 
     def run(self, ctx: QueryContext) -> QueryContext:
         tenant = ctx.tenant
-        snapshot = selectors.query_snapshot_get(tenant=tenant, template_id=template_id_for(ctx.config))
+        snapshot = selectors.query_snapshot_get(
+            tenant=tenant,
+            template_id=template_id_for(ctx.config),
+            reads_all_confidential=ctx.reader.reads_all_confidential,
+            user_id=ctx.reader.user_id,
+        )
         ctx.index_version, ctx.indexed_at = snapshot.index_version, snapshot.indexed_at
         ctx.weights_version = snapshot.weights_version
         if snapshot.template_pk is None:
@@ -51,13 +62,16 @@ class CacheLookupStage:
             ctx.note(self.name, skipped=skip)
             return ctx
         template = ctx.template
+        model = configured_model()
         ctx.cache_key = cache.cache_key(
             tenant=tenant.pk,
             question=cache.normalized_question(ctx.sanitized.sanitized_query),
             template=[template.template_id, template.pk, template.version],
-            options=ctx.config.cache_fields(),
-            reader=reader_key(ctx),
-            model=configured_model(),
+            options=answer_options(ctx.config, provider=model[0]),
+            # What the reader may read, not who they are: colleagues with the same access share
+            # answers, and a reader without access never meets one built from confidential text.
+            readable_confidential=snapshot.readable_confidential,
+            model=model,
             index_version=ctx.index_version,
             weights_version=ctx.weights_version,
             settings=[

@@ -33,6 +33,8 @@ class Command(BaseCommand):
                 "-A",
                 "ragsite",
                 "worker",
+                # The queue this web process sends to (derived from the database unless set).
+                f"--queues={settings.CELERY_TASK_DEFAULT_QUEUE}",
                 "--loglevel=INFO",
                 f"--concurrency={settings.CELERY_WORKER_CONCURRENCY}",
             ]

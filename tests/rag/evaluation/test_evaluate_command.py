@@ -409,3 +409,43 @@ def test_agentic_mode_filters_by_the_named_agreement_and_retrieves_its_clause(tm
     assert any(s.start <= gold.start and gold.end <= s.end for s in run.retrieved)
     report = evaluate(corpus, queries, tmp_path / "report.json", mode="agentic")
     assert report["settings"]["mode"] == "agentic" and report["k"]["4"]["recall"] == pytest.approx(100.0)
+
+
+@pytest.fixture
+def fresh_database(settings):
+    """The name of a database that does not exist yet on the embedded server (a fresh clone's);
+    dropped after the test."""
+    import uuid
+
+    import psycopg
+    from psycopg import sql
+
+    if settings.DATABASE_URL:
+        pytest.skip("needs the embedded server, which creates a missing database on first use")
+    name = f"lexrag_fresh_{uuid.uuid4().hex[:12]}"
+    yield name
+    host = settings.DATABASES["default"]["HOST"]
+    with psycopg.connect(host=host, user="postgres", dbname="postgres", autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def test_a_fresh_clones_database_is_migrated_before_evaluating(tmp_path, corpus, fresh_database):
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import PROJECT_ROOT
+
+    queries = write_queries(tmp_path / "queries.json", corpus, ["acme-law"])
+    out = tmp_path / "report.json"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "ragsite.settings.test",
+        "EMBEDDED_PG_DATABASE": fresh_database,
+    }
+    command = [sys.executable, "manage.py", "evaluate", "legalbench", "--corpus", str(corpus)]
+    command += ["--queries", str(queries), "--k", "1", "--json", str(out)]
+    result = subprocess.run(command, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "migrations" in result.stdout  # it says what it did first
+    assert json.loads(out.read_text(encoding="utf-8"))["queries"] == 1

@@ -15,6 +15,7 @@ import redis
 from rag import services as rag_services
 from rag.llm import Generation
 from rag.models import Document, DocumentStatus
+from tests.rag.llm.conftest import start_server  # noqa: F401  (a fake Ollama for provider-dependent tests)
 
 MSA_TITLE = "Acme Globex Master Services"
 MSA = (

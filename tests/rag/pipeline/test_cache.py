@@ -14,6 +14,7 @@ from rag.retrieval.service import Reader
 from templates_admin import services as template_services
 from tenants.models import Role
 from tests.factories import UserFactory
+from tests.rag.llm.conftest import Reply
 
 QUESTION = "Is there a confidentiality clause?"
 
@@ -79,14 +80,44 @@ def test_the_key_changes_with_answer_changing_options(tenant, corpus, change):
 
 
 @pytest.mark.django_db
-def test_the_key_changes_with_the_reader(tenant, corpus, member):
+def test_the_key_changes_with_what_the_reader_may_read_not_with_who_asks(
+    tenant, case, corpus, member, ingest_text
+):
+    from rag.models import Sensitivity
+
+    memo = ingest_text(
+        case, "Board memo. Confidentiality bonus: $90,000.", sensitivity=Sensitivity.CONFIDENTIAL
+    )
+    memo.confidential_readers.add(member)
     anonymous = ask(tenant)
+    other_user = ask(tenant, user_id=UserFactory().pk)  # reads no confidential document either
     user = ask(tenant, user_id=member.pk)
     admin = ask(tenant, reader=Reader(user_id=member.pk, role=Role.ADMIN), user_id=member.pk)
-    other_user = ask(tenant, user_id=UserFactory().pk)
-    keys = {anonymous.cache_key, user.cache_key, admin.cache_key, other_user.cache_key}
-    assert len(keys) == 4
-    assert not any(ctx.cache_hit for ctx in (user, admin, other_user))
+    assert other_user.cache_hit and other_user.cache_key == anonymous.cache_key
+    # The member reads the memo, and so does an admin (every confidential document of the tenant).
+    assert not user.cache_hit and user.cache_key != anonymous.cache_key
+    assert admin.cache_hit and admin.cache_key == user.cache_key
+
+
+@pytest.mark.django_db
+def test_temperature_is_not_in_the_key_of_the_deterministic_extractive_provider(tenant, corpus, settings):
+    settings.RAG_LLM_PROVIDER = "extractive"
+    cold = ask(tenant, temperature=0.0)
+    warm = ask(tenant, temperature=0.9)
+    assert warm.cache_hit and warm.cache_key == cold.cache_key
+
+
+@pytest.mark.django_db
+def test_temperature_is_in_the_key_of_a_sampling_model(tenant, corpus, settings, start_server):
+    ollama = start_server(
+        lambda received: Reply(200, {"model": "mistral:7b", "response": "Yes [1].", "done": True})
+    )
+    settings.RAG_LLM_PROVIDER, settings.OLLAMA_HOST = "ollama", ollama.url
+    cold = ask(tenant, temperature=0.0)
+    warm = ask(tenant, temperature=0.9)
+    assert not warm.cache_hit and warm.cache_key != cold.cache_key
+    assert ask(tenant, temperature=0.9).cache_hit
+    assert [r.json()["options"]["temperature"] for r in ollama.received] == [0.0, 0.9]
 
 
 @pytest.mark.django_db

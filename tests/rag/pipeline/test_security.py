@@ -227,3 +227,48 @@ def test_the_extractive_model_has_nothing_to_quote_from_a_redacted_source():
     )
     reply = json.loads(ExtractiveProvider().generate(request).text)
     assert reply["answer"] == "I don't know." and reply["citations"] == []
+
+
+@pytest.mark.django_db
+def test_colleagues_with_the_same_access_share_cached_answers(tenant, settlement, viewer):
+    colleague = MembershipFactory(tenant=tenant, role=Role.MEMBER).user
+    settlement.confidential_readers.add(viewer, colleague)
+    first = run_query(tenant=tenant, question=SETTLEMENT_QUESTION, user_id=viewer.pk)
+    assert "7,250,000" in first.result["answer"] and not first.cache_hit
+    shared = run_query(tenant=tenant, question=SETTLEMENT_QUESTION, user_id=colleague.pk)
+    assert shared.cache_hit and shared.cache_key == first.cache_key
+    assert shared.result["answer"] == first.result["answer"]
+
+
+@pytest.mark.django_db
+def test_readers_without_access_share_answers_and_never_get_a_cached_answer_quoting_confidential_text(
+    tenant, settlement, viewer
+):
+    cleared = MembershipFactory(tenant=tenant, role=Role.MEMBER).user
+    settlement.confidential_readers.add(cleared)
+    quoted = run_query(tenant=tenant, question=SETTLEMENT_QUESTION, user_id=cleared.pk)
+    admin = run_query(tenant=tenant, question=SETTLEMENT_QUESTION, reader=Reader(role=Role.ADMIN))
+    assert "7,250,000" in quoted.result["answer"] and "7,250,000" in admin.result["answer"]
+
+    uncleared = MembershipFactory(tenant=tenant, role=Role.MEMBER).user
+    runs = [
+        run_query(tenant=tenant, question=SETTLEMENT_QUESTION, reader=reader, user_id=reader.user_id)
+        for reader in (Reader(user_id=viewer.pk), Reader(user_id=uncleared.pk, role=Role.MEMBER), Reader())
+    ]
+    for ctx in runs:
+        assert ctx.cache_key not in (quoted.cache_key, admin.cache_key)
+        assert ctx.result["flags"]["redactions_applied"] is True
+        assert "7,250,000" not in json.dumps(ctx.result) and SETTLEMENT_SECRET not in json.dumps(ctx.result)
+    # The three readers without access read the same text: the first one's answer serves the others.
+    assert len({ctx.cache_key for ctx in runs}) == 1
+    assert [ctx.cache_hit for ctx in runs] == [False, True, True]
+
+
+@pytest.mark.django_db
+def test_an_admin_and_a_member_share_answers_in_a_tenant_without_confidential_documents(
+    tenant, corpus, member
+):
+    question = "Is there a confidentiality clause?"
+    admin = run_query(tenant=tenant, question=question, reader=Reader(role=Role.OWNER))
+    ctx = run_query(tenant=tenant, question=question, user_id=member.pk)
+    assert ctx.cache_hit and ctx.cache_key == admin.cache_key
