@@ -5,8 +5,8 @@ import pytest
 
 from ragsite.embedded_pg import server
 from tests.conftest import PROJECT_ROOT
-from tests.ragsite.pg_proxy import default_db_through, proxy  # noqa: F401  (fixtures)
 from tests.rag.llm.conftest import start_server  # noqa: F401  (a fake Ollama for settings tests)
+from tests.ragsite.pg_proxy import default_db_through, proxy  # noqa: F401  (fixtures)
 
 
 @pytest.fixture(scope="session")
