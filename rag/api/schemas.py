@@ -151,6 +151,11 @@ class ProvenanceSerializer(serializers.Serializer):
     not_found_reason = serializers.CharField(allow_null=True)
     verification = VerificationSerializer(allow_null=True, help_text="null: no answer was checked.")
     timing = TimingSerializer()
+    stages = serializers.DictField(
+        child=serializers.DictField(),
+        help_text="What each stage recorded (its metadata), by stage name; a cache hit's own stages, "
+        "those of the run that answered being in cached_stages.",
+    )
 
 
 class ReasoningStepSerializer(serializers.Serializer):

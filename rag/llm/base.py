@@ -31,6 +31,13 @@ class Source:
     # as it stands in `text` ("" when not reranked, redacted, or cut off by the token budget).
     answer_score: float | None = None
     focus: str = ""
+    # What a citation may name instead of the token (rag.pipeline.postprocess.resolve): the last
+    # page the passage covers (0: only `page`), its section heading, the uploaded file's name and
+    # the passage's 1-based chunk number in its document (None: unknown).
+    page_end: int = 0
+    section: str = ""
+    filename: str = ""
+    chunk_number: int | None = None
 
 
 @dataclass(frozen=True)

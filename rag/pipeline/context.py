@@ -95,7 +95,9 @@ class QueryContext:
         self.halted = reason
 
     def note(self, stage: str, **metadata: Any) -> None:
-        """Record metadata about what `stage` did (returned in provenance, logged)."""
+        """Record metadata about what `stage` did: returned in the result's `provenance.stages`,
+        and logged (through `loggable_metadata`) in the stage's DEBUG line and the "query finished"
+        line. Values must be JSON-serializable."""
         self.stage_metadata.setdefault(stage, {}).update(metadata)
 
     @property
@@ -110,3 +112,30 @@ class QueryContext:
     def stage_ms(self, *names: str) -> float:
         """The time the named stages took together (0 for stages that did not run)."""
         return round(sum(self.timings.get(f"{name}_ms", 0.0) for name in names), 2)
+
+
+# Metadata keys whose text values are labels the code chooses (a mode, a reason, a pattern's name),
+# never words of the question, the answer or a document: the log keeps them as they are.
+LABEL_KEYS = frozenset(
+    {
+        "citation_style", "clause_types", "dropped_reason", "failed", "injection_flagged",
+        "injection_patterns", "intent", "language", "missing_clause", "mitigation", "mode",
+        "output_format", "planner", "reason", "reranker", "skipped", "stopped", "strategy",
+        "strictness", "template_id", "thresholds",
+    }
+)  # fmt: skip
+
+
+def loggable_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """`metadata` (what a stage noted) as a log line may carry it: numbers, flags and the labels of
+    LABEL_KEYS as they are; any other text (the search query, the routing's reading of the question,
+    answer sentences, citation tokens a model wrote) left out, and other lists only counted."""
+    logged: dict[str, Any] = {}
+    for key, value in metadata.items():
+        if isinstance(value, dict):
+            logged[key] = loggable_metadata(value)
+        elif value is None or isinstance(value, bool | int | float) or key in LABEL_KEYS:
+            logged[key] = value
+        elif isinstance(value, list | tuple):
+            logged[key] = len(value)
+    return logged

@@ -2,19 +2,22 @@
 
 Each passage becomes one fenced source block the model can cite:
 
-    <source id="1" doc_id="doc_42" title="Master Services Agreement" page="3" date="2021-04-01"
-            type="Contract" source="User upload" relevance="0.81">
+    <source id="1" doc_id="doc_42" title="Master Services Agreement" file="msa.pdf" page="3"
+            date="2021-04-01" type="Contract" source="User upload" section="4. Fees" chunk="3"
+            relevance="0.81">
     ...the passage text...
     </source>
 
 - **Citation tokens**: `id` is the token the answer must cite, per citation style: "1", "2", ...
   (inline_numbers, end_list) or "doc_42" (bracketed_ids; a second passage of the same document is
-  "doc_42_2", so every token names exactly one passage).
+  "doc_42_2", so every token names exactly one passage). The file name, page, section and chunk
+  number (1-based, within the document) are shown too: answers may cite "[msa.pdf, page 3]",
+  "[Title, section 4]" or "[Title, Chunk 3]" instead (rag.pipeline.postprocess.resolve).
 - **Data, not instructions**: the text sits inside the block with any "</source" in it defused, so
   a document cannot close its fence. Passages phrased as instructions to the model (indirect prompt
   injection, `sanitize.injection_findings(scope="document")`), in their text or in the title,
-  section or jurisdiction their header shows, carry `flagged="instructions"` and a notice telling
-  the model to treat them as quoted data only.
+  file name, section or jurisdiction their header shows, carry `flagged="instructions"` and a
+  notice telling the model to treat them as quoted data only.
 - **Redaction notices**: a confidential passage the reader may not read keeps its block (the
   model learns that something relevant is withheld) with a notice instead of its text.
 - **Budget**: tokens are counted with a real tokenizer (`tokens.py`). Passages are taken in rank
@@ -150,6 +153,10 @@ def build_context(passages: Sequence[Passage], *, citation_style: str, token_bud
             similarity_score=passage.similarity_score,
             answer_score=passage.answer_score,
             focus=_focus(passage, text),
+            page_end=passage.page_end,
+            section=passage.section_title,
+            filename=passage.filename,
+            chunk_number=_chunk_number(passage),
         )
         entries.append(ContextEntry(source, passage, overhead + body_tokens, truncated, patterns, block))
     return BuiltContext(
@@ -161,10 +168,17 @@ def build_context(passages: Sequence[Passage], *, citation_style: str, token_bud
     )
 
 
+def _chunk_number(passage: Passage) -> int | None:
+    """The passage's 1-based position in its document, as "[Title, Chunk 3]" cites it."""
+    return None if passage.chunk_index is None else passage.chunk_index + 1
+
+
 def _injections(passage: Passage) -> tuple[str, ...]:
     """The injection patterns in what the block shows: the text (unless withheld) and the header's
     free-text fields, which an uploader sets (a title can carry instructions as well as a page)."""
-    header = "\n".join(filter(None, [passage.title, passage.section_title, passage.jurisdiction]))
+    header = "\n".join(
+        filter(None, [passage.title, passage.filename, passage.section_title, passage.jurisdiction])
+    )
     found = injection_findings(header, scope="document")
     if not passage.redacted:
         found += injection_findings(passage.text, scope="document")
@@ -176,6 +190,7 @@ def _fence(passage: Passage, citation_id: str, *, flagged: bool) -> tuple[str, s
         "id": citation_id,
         "doc_id": f"doc_{passage.document_id}",
         "title": passage.title,
+        "file": passage.filename,
         "page": str(passage.page_start)
         if passage.page_end == passage.page_start
         else f"{passage.page_start}-{passage.page_end}",
@@ -184,6 +199,7 @@ def _fence(passage: Passage, citation_id: str, *, flagged: bool) -> tuple[str, s
         "jurisdiction": passage.jurisdiction,
         "source": passage.source,
         "section": passage.section_title,
+        "chunk": str(_chunk_number(passage) or ""),
         "relevance": f"{passage.similarity_score:.2f}",
     }
     if passage.redacted:

@@ -2,7 +2,9 @@
 
 Unlike rag_modulo's executor, a failing critical stage is not swallowed: the run stops and the
 stage's typed error propagates, after the `finally_stages` (metrics and audit) have recorded the
-failure. Non-critical failures are logged with the request id and kept in `ctx.errors`.
+failure. Non-critical failures are logged with the request id and kept in `ctx.errors`. Each stage
+run logs one DEBUG "stage finished" line (logger `rag.pipeline.executor`) with its time in ms and
+what it noted (`context.loggable_metadata`: never the question's text).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import time
 from collections.abc import Sequence
 
 from .base import Stage
-from .context import QueryContext
+from .context import QueryContext, loggable_metadata
 
 logger = logging.getLogger(__name__)
 
@@ -68,3 +70,18 @@ class PipelineExecutor:
             return ctx
         finally:
             ctx.timings[f"{stage.name}_ms"] = round((time.perf_counter() - started) * 1000, 2)
+            _log_stage(stage.name, ctx)
+
+
+def _log_stage(name: str, ctx: QueryContext) -> None:
+    """One DEBUG line per stage run: its time and what it noted (without the question's text)."""
+    if logger.isEnabledFor(logging.DEBUG):
+        logger.debug(
+            "stage finished",
+            extra={
+                "request_id": ctx.request_id,
+                "stage": name,
+                "ms": ctx.timings[f"{name}_ms"],
+                "metadata": loggable_metadata(ctx.stage_metadata.get(name, {})),
+            },
+        )

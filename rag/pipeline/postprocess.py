@@ -6,8 +6,14 @@ plain text citing `[1]`, `[doc_42]` or `[Lease agreement, page 3]` (the Ollama c
 All of these are understood; anything else is an answer without citations.
 
 Citation tokens are mapped to the sources the prompt listed (`rag.llm.Source`): by citation id, by
-document id ("doc_42", "42") or by title (and page). A token that matches no source is kept in
-`invalid_citations` for the hallucination check, never silently dropped.
+document id ("doc_42", "42"), or by title or file name ("msa.pdf"), alone or with a place in the
+document: "[Lease, page 3]" ("p. 3", "pp. 3-4": a passage covering that page), "[Lease, section 4]"
+("§ 4", "clause 4", "article 4": the passage whose section heading, or a heading in whose text, is
+numbered 4 or 4.x) or "[Document: Lease, Chunk 3]" (the document's third chunk, as the legal
+pipeline spec labels passages). A token that matches no source is kept in `invalid_citations` for
+the hallucination check, never silently dropped; that includes a document of the context cited at a
+page, section or chunk none of its passages in the context has: the reader would look there and not
+find the claim, so it is not moved to another passage.
 """
 
 from __future__ import annotations
@@ -25,7 +31,27 @@ I_DONT_KNOW_PATTERN = re.compile(
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
 # A citation marker: "[1]", "[doc_42, doc_43]", "[Lease, page 3]".
 MARKER = re.compile(r"\[([^\[\]\n]{1,200})\]")
-_PAGE = re.compile(r"^(?P<title>.+?),\s*(?:page|p\.|pp\.)\s*(?P<page>\d+)\s*$", re.I)
+# A document and a place in it: "Lease, page 3", "msa.pdf, p.5", "Lease, section 10.2", "Lease, § 4",
+# "Document: Lease, Chunk 3". The place is checked per kind (`_place`).
+_LOCATED = re.compile(
+    r"^(?:document:\s*)?(?P<name>.+?),\s*"
+    r"(?P<kind>pages?|pp?\.?|sections?|sec\.?|§|clauses?|articles?|chunk)\s*(?P<place>\S.*?)\s*$",
+    re.I,
+)
+_PLACE_KINDS = {
+    "page": "page", "pages": "page", "p": "page", "pp": "page",
+    "section": "section", "sections": "section", "sec": "section", "§": "section",
+    "clause": "section", "clauses": "section", "article": "section", "articles": "section",
+    "chunk": "chunk",
+}  # fmt: skip
+_PAGES = re.compile(r"(\d{1,6})(?:\s*[-\u2013]\s*(\d{1,6}))?")
+_SECTION = re.compile(r"(\d{1,4}(?:\.\d{1,4})*)\.?(?:\s*\([a-z0-9]{1,4}\))*", re.I)
+_CHUNK = re.compile(r"\d{1,6}")
+_SECTION_WORD = r"(?:(?i:section|sec\.|clause|article)[ \t]+|§[ \t]*)?"
+# The number a section heading starts with: "4. Rent", "Section 10.2 Termination", "§ 7".
+_HEADING_NUMBER = re.compile(rf"^[ \t]*{_SECTION_WORD}(\d{{1,4}}(?:\.\d{{1,4}})*)\b")
+# A numbered heading at a line start in a passage's text: "7. Confidentiality.", "Section 10.2 Term".
+_HEADINGS_IN_TEXT = re.compile(rf"^[ \t]*{_SECTION_WORD}(\d{{1,4}}(?:\.\d{{1,4}})*)\.?[ \t]+[A-Z]", re.M)
 _DOC_ID = re.compile(r"^(?:doc[_-]?)?(\d{1,18})$", re.I)
 # A citation token as the context builder writes them: "1", "doc_42", "doc_42_2" (a second passage).
 _TOKEN = re.compile(r"^(?:doc[_-]?)?\d{1,18}(?:_\d{1,6})?$", re.I)
@@ -158,7 +184,7 @@ def marker_tokens(text: str) -> list[str]:
     tokens = []
     for body in MARKER.findall(text):
         parts = [part.strip() for part in body.split(",")]
-        if _PAGE.match(body) or not all(_TOKEN.match(part) for part in parts):
+        if _located(body) or not all(_TOKEN.match(part) for part in parts):
             parts = [body.strip()]
         tokens += [part for part in parts if part]
     return tokens
@@ -166,12 +192,13 @@ def marker_tokens(text: str) -> list[str]:
 
 def _looks_like_citation(token: str) -> bool:
     """A bracketed text that is meant as a citation (not "[sic]" or "[emphasis added]")."""
-    return bool(_TOKEN.match(token) or _PAGE.match(token))
+    return bool(_TOKEN.match(token) or _located(token))
 
 
 def resolve(token: str, sources: Sequence[Source], *, doc_id=None) -> Source | None:
-    """The source `token` names: its citation id, its document id ("42", "doc_42") or its title
-    (with ", page N" matching the passage's page when several passages share the title)."""
+    """The source `token` names: its citation id, its document id ("42", "doc_42"), or its
+    document's title or file name, with or without a page, section or chunk (see the module
+    docstring). None when no source of the context is the one named."""
     token = token.strip()
     for source in sources:
         if token == source.citation_id:
@@ -185,13 +212,80 @@ def resolve(token: str, sources: Sequence[Source], *, doc_id=None) -> Source | N
         for source in sources:
             if source.document_id == wanted:
                 return source
-    page_match = _PAGE.match(token)
-    title = (page_match.group("title") if page_match else token).strip().lower()
-    named = [s for s in sources if s.title and s.title.strip().lower() == title]
-    if page_match:
-        on_page = [s for s in named if s.page == int(page_match.group("page"))]
-        named = on_page or named
-    return named[0] if named else None
+    return _by_name(token, sources)
+
+
+def _by_name(token: str, sources: Sequence[Source]) -> Source | None:
+    """The first source whose document `token` names (a title may hold a comma, so the whole token
+    is tried as a name first), or the first of them at the place `token` gives."""
+    named = _named(token, sources)
+    if named:
+        return named[0]
+    located = _located(token)
+    if located is None:
+        return None
+    name, kind, place = located
+    return next(iter(_at_place(_named(name, sources), kind, place)), None)
+
+
+def _named(name: str, sources: Sequence[Source]) -> list[Source]:
+    """The sources of the document called `name`: by title or by file name, ignoring case."""
+    name = re.sub(r"^document:\s*", "", name.strip(), flags=re.I).strip().lower()
+    return [s for s in sources if name and name in (s.title.strip().lower(), s.filename.strip().lower())]
+
+
+def _located(token: str) -> tuple[str, str, tuple] | None:
+    """(document name, kind, place) of a token naming a place in a document: ("Lease", "page",
+    (3, 4)) for "Lease, pp. 3-4", ("Lease", "section", ("10.2",)), ("Lease", "chunk", (3,)).
+    None for anything else."""
+    match = _LOCATED.match(token.strip())
+    if not match:
+        return None
+    kind = _PLACE_KINDS[match.group("kind").lower().rstrip(".")]
+    place = _place(kind, match.group("place"))
+    return (match.group("name").strip(), kind, place) if place is not None else None
+
+
+def _place(kind: str, text: str) -> tuple | None:
+    if kind == "page":
+        pages = _PAGES.fullmatch(text)
+        if not pages:
+            return None
+        first = int(pages.group(1))
+        return first, int(pages.group(2) or first)
+    if kind == "section":
+        section = _SECTION.fullmatch(text)
+        return (section.group(1),) if section else None
+    return (int(text),) if _CHUNK.fullmatch(text) else None
+
+
+def _at_place(named: Sequence[Source], kind: str, place: tuple) -> list[Source]:
+    """The sources of `named` at `place`, best first."""
+    if kind == "page":
+        first, last = place
+        return [s for s in named if s.page <= last and first <= max(s.page_end, s.page)]
+    if kind == "chunk":
+        return [s for s in named if s.chunk_number == place[0]]
+    # A section: the passages that start in it come first, then those whose text has its heading.
+    wanted = place[0]
+    starting = [s for s in named if _within(_heading_number(s.section), wanted)]
+    holding = [
+        s
+        for s in named
+        if s not in starting and any(_within(n, wanted) for n in _HEADINGS_IN_TEXT.findall(s.text))
+    ]
+    return starting + holding
+
+
+def _heading_number(heading: str) -> str | None:
+    match = _HEADING_NUMBER.match(heading or "")
+    return match.group(1) if match else None
+
+
+def _within(number: str | None, section: str) -> bool:
+    """Whether section `number` is `section` or one of its sub-sections ("10.2" is within "10";
+    "10.25" is not within "10.2")."""
+    return number is not None and (number == section or number.startswith(section + "."))
 
 
 def _int(value) -> int | None:

@@ -11,6 +11,7 @@ needs to open the cited passage: document id, page range, character offsets, chu
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
 
@@ -25,7 +26,11 @@ from .stages.answer import confidence_of
 from .stages.prompt import prompt_tokens
 
 NOT_FOUND_MESSAGE = "Information not found in the knowledge base."
-SEARCH_STAGES = ("retrieve", "rank", "rerank", "build_context")
+# The stages whose time is "search" wherever it is reported (provenance `retrieval_latency_ms` and
+# `timing.search_ms`, the log line's `latency.search_ms`, `rag_search_latency_seconds`): finding the
+# passages, by the plain pipeline's steps or agentic mode's loop, and chain of thought's searches.
+SEARCH_STAGES = ("retrieve", "rank", "rerank", "agent", "reasoning_search")
+BUILD_STAGES = ("build_context", "build_prompt")  # the log line's `build_ms`
 
 
 def timestamp() -> str:
@@ -132,6 +137,9 @@ def refreshed_cached_result(ctx: QueryContext) -> dict:
         **cached,
         "cached_request_id": result.get("request_id"),
         "timing": {**_timing(ctx), "cached_total_ms": cached.get("timing", {}).get("total_ms")},
+        # This request's stages (a cache lookup); those of the run that answered, as they were.
+        "stages": stage_metadata(ctx),
+        "cached_stages": cached.get("stages"),
     }
     result["request_id"] = ctx.request_id
     result["timestamp"] = timestamp()
@@ -184,14 +192,25 @@ def provenance(ctx: QueryContext, *, used: set[int]) -> dict:
         "routed_reference": found.routing.reference if found else "",
         "reranker": ctx.ranked.reranker if ctx.ranked else None,
         "candidates": len(found.candidates) if found else 0,
-        "docs_retrieved": len(retrieved),
+        "docs_retrieved": len(retrieved),  # passages; the documents they come from are below
         "docs_used": len(used),
         "documents_retrieved": list(dict.fromkeys(retrieved)),
         "documents_used": sorted(used),
         "not_found_reason": ctx.not_found_reason,
         "verification": _verification(ctx),
         "timing": _timing(ctx),
+        "stages": stage_metadata(ctx),
     }
+
+
+def stage_metadata(ctx: QueryContext) -> dict:
+    """What each stage so far noted (`QueryContext.note`), as plain JSON."""
+    return json.loads(json.dumps(ctx.stage_metadata, default=_plain))
+
+
+def _plain(value):
+    """A value JSON cannot take as it is: a NumPy number as a Python one, anything else as text."""
+    return value.item() if hasattr(value, "item") else str(value)
 
 
 def _snapshot_id(version: int | None, indexed_at: datetime | None) -> str | None:

@@ -114,6 +114,10 @@ class Passage:
     answer_score: float | None = None
     answer_start: int | None = None
     answer_end: int | None = None
+    # What else a citation may name the passage by: the uploaded file's name ("msa.pdf") and the
+    # chunk's 0-based position in its document (None where unknown, as in a prompt preview).
+    filename: str = ""
+    chunk_index: int | None = None
 
     @property
     def answer_span(self) -> tuple[int, int] | None:
@@ -524,7 +528,16 @@ def _documents(tenant: Tenant, ids: set[int]) -> dict[int, Document]:
         document.pk: document
         for document in owned_list(Document, tenant=tenant)
         .filter(pk__in=ids)
-        .only("pk", "title", "source_type", "doc_type", "jurisdiction", "document_date", "sensitivity")
+        .only(
+            "pk",
+            "title",
+            "original_filename",
+            "source_type",
+            "doc_type",
+            "jurisdiction",
+            "document_date",
+            "sensitivity",
+        )
     }
 
 
@@ -563,7 +576,7 @@ def _passages(tenant, kept, documents, reader: Reader, question: str, size: int)
         chunk.pk: chunk
         for chunk in owned_list(Chunk, tenant=tenant)
         .filter(pk__in=chunk_ids)
-        .only("pk", "text", "char_start", "char_end", "page_start", "page_end", "section_title")
+        .only("pk", "index", "text", "char_start", "char_end", "page_start", "page_end", "section_title")
     }
     readable = _readable_confidential(tenant, reader, [documents[c.hit.document_id] for c, _ in kept])
     terms = snippets.query_terms(question)
@@ -614,6 +627,8 @@ def _passages(tenant, kept, documents, reader: Reader, question: str, size: int)
                 routed=candidate.routed,
                 redacted=redacted,
                 **_answer_window(candidate, chunk, redacted),
+                filename=document.original_filename,
+                chunk_index=chunk.index,
             )
         )
     return passages

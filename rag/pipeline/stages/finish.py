@@ -10,7 +10,7 @@ from rag.models import AuditLog, AuditStatus
 from ragsite.rows import insert_row
 
 from .. import cache, metrics, result
-from ..context import QueryContext
+from ..context import QueryContext, loggable_metadata
 
 logger = logging.getLogger("rag.query")
 
@@ -78,6 +78,7 @@ def summarize(ctx: QueryContext) -> dict:
     return {
         "status": status,
         "template": template,
+        "docs_retrieved": provenance.get("docs_retrieved", len(retrieved)),  # passages
         "documents_retrieved": provenance.get("documents_retrieved", list(dict.fromkeys(retrieved))),
         "documents_used": provenance.get("documents_used", []),
         "flags": flags,
@@ -101,7 +102,7 @@ def _metrics(ctx: QueryContext, summary: dict) -> None:
     if ctx.cache_hit:
         return
     if ctx.retrieval is not None:
-        metrics.DOCUMENTS_RETRIEVED.labels(tenant).observe(len(ctx.retrieval.passages))
+        metrics.DOCUMENTS_RETRIEVED.labels(tenant).observe(summary["docs_retrieved"])
         metrics.SEARCH_LATENCY.labels(tenant).observe(ctx.stage_ms(*result.SEARCH_STAGES) / 1000)
     for generation in ctx.generations:
         metrics.MODEL_CALLS.labels(generation.provider, generation.model).inc()
@@ -115,7 +116,9 @@ def _metrics(ctx: QueryContext, summary: dict) -> None:
 
 
 def log_fields(ctx: QueryContext, summary: dict) -> dict:
-    """The spec's structured log line (ids and numbers only: never the question's text)."""
+    """The spec's structured log line (ids and numbers only: never the question's text).
+    `docs_retrieved` counts passages, as in the provenance and `rag_documents_retrieved`;
+    `documents_retrieved` lists their documents; `stages` is what each stage noted."""
     passages = ctx.retrieval.passages if ctx.retrieval else []
     scores = [p.similarity_score for p in passages]
     last = ctx.generation
@@ -124,8 +127,9 @@ def log_fields(ctx: QueryContext, summary: dict) -> dict:
         "tenant_id": ctx.tenant.pk,
         "template_id": summary["template"],
         "status": summary["status"],
-        "docs_retrieved": len(summary["documents_retrieved"]),
+        "docs_retrieved": summary["docs_retrieved"],
         "docs_used": len(summary["documents_used"]),
+        "documents_retrieved": summary["documents_retrieved"],
         "similarity_distribution": {
             "min": round(min(scores), 4),
             "max": round(max(scores), 4),
@@ -135,9 +139,9 @@ def log_fields(ctx: QueryContext, summary: dict) -> dict:
         else None,
         "model_used": f"{last.provider}/{last.model}" if last else summary["model"] or None,
         "latency": {
-            "search_ms": ctx.stage_ms("retrieve", "rank", "rerank"),
+            "search_ms": ctx.stage_ms(*result.SEARCH_STAGES),
             "rank_ms": ctx.stage_ms("rank"),
-            "build_ms": ctx.stage_ms("build_context", "build_prompt"),
+            "build_ms": ctx.stage_ms(*result.BUILD_STAGES),
             "inference_ms": round(sum(g.latency_ms for g in ctx.generations), 2),
             "post_ms": ctx.stage_ms("postprocess", "verify"),
             "total_ms": ctx.total_ms,
@@ -150,6 +154,7 @@ def log_fields(ctx: QueryContext, summary: dict) -> dict:
         },
         "error_type": type(ctx.failure).__name__ if ctx.failure else None,
         "stage_errors": [error["stage"] for error in ctx.errors],
+        "stages": {stage: loggable_metadata(noted) for stage, noted in ctx.stage_metadata.items()},
     }
 
 

@@ -115,3 +115,52 @@ def test_an_invented_number_is_not_read_as_a_document_id_when_citations_are_numb
     assert resolve("doc_9", numbered) is numbered[0]
     result = process('{"answer": "Rent is monthly [9].", "citations": []}', numbered, follow_up_count=0)
     assert result.invalid_citations == ["9"] and result.citations == []
+
+
+PLACED = [
+    Source("1", 7, "Master Services", 1, "1. Services. Globex delivers.", section="", filename="msa.pdf"),
+    Source(
+        "2",
+        7,
+        "Master Services",
+        4,
+        "Section 10.25 Survival. Five years.",
+        page_end=5,
+        section="10.25 Survival",
+    ),
+    Source("3", 7, "Master Services", 5, "notice.\n\nSection 10.2 Termination. Ninety days.", chunk_number=6),
+    Source("4", 8, "Acme, Inc. Lease", 2, "4. Rent. Monthly.", section="4. Rent", chunk_number=2),
+]
+
+
+@pytest.mark.parametrize(
+    ("token", "expected"),
+    [
+        ("Master Services, section 10.2", "3"),  # a heading in the text; 10.25 is not 10.2
+        ("Master Services, § 10.25", "2"),  # the passage's own section heading comes first
+        ("Master Services, section 10", "2"),  # a sub-section is within its section
+        ("msa.pdf, section 1", "1"),  # by file name
+        ("MSA.PDF", "1"),
+        ("Master Services, pp. 5-6", "2"),  # the first passage covering a page of the range
+        ("Master Services, page 5", "2"),  # pages 4-5
+        ("Master Services, Chunk 6", "3"),
+        ("Document: Master Services, chunk 6", "3"),
+        ("Acme, Inc. Lease, clause 4", "4"),  # a comma in the title
+        ("Acme, Inc. Lease", "4"),
+        ("Master Services, page 9", None),  # the document is there, the page is not
+        ("Master Services, section 7", None),
+        ("Master Services, Chunk 1", None),
+        ("msa.pdf, page 3", None),
+        ("Unknown memo, section 4", None),
+    ],
+)
+def test_resolution_by_place_in_a_document(token, expected):
+    source = resolve(token, PLACED)
+    assert (source.citation_id if source else None) == expected
+
+
+def test_a_place_a_document_lacks_is_an_invalid_citation_not_another_passage():
+    text = "Rent is monthly [Acme, Inc. Lease, section 4]. Survival [Master Services, section 7]."
+    result = process(text, PLACED, follow_up_count=0)
+    assert _ids(result) == ["4"]
+    assert result.invalid_citations == ["Master Services, section 7"]

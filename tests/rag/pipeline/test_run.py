@@ -89,6 +89,7 @@ PROVENANCE_KEYS = {
     "not_found_reason",
     "verification",
     "timing",
+    "stages",
 }
 ANSWER_STAGES = [
     "sanitize",
