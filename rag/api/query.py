@@ -19,6 +19,7 @@ from ragsite.throttling import check_injection_budget
 from tenants.api_base import StrictJSONParser, TenantApiView
 
 from .common import PageParameters, error_response, page_serializer, paginated
+from .query_errors import AnswerShapedErrorsMixin, answer_shaped_error, query_error_responses
 from .schemas import (
     JobAcceptedSerializer,
     JobSerializer,
@@ -121,8 +122,16 @@ def job_body(job: QueryJob) -> dict:
         "attempts": job.attempts,
         "timing": _job_timing(job),
         "result": job.result,
-        "error": job.error,
+        "error": _job_error(job),
     }
+
+
+def _job_error(job: QueryJob) -> dict | None:
+    """A failed job's error, answer-shaped like a sync request's, timed by the job's run."""
+    if not job.error:
+        return None
+    error = {**job.error, "request_id": job.request_id}
+    return answer_shaped_error(error, processing_time_ms=_job_timing(job)["run_ms"])
 
 
 def _job_timing(job: QueryJob) -> dict:
@@ -136,7 +145,7 @@ def _job_timing(job: QueryJob) -> dict:
     }
 
 
-class QueryApi(TenantApiView):
+class QueryApi(AnswerShapedErrorsMixin, TenantApiView):
     """POST: ask a question. `mode: sync` answers in the response; `mode: async` queues a job and
     answers 202 with its poll URL. An `Idempotency-Key` header makes the request repeatable: the
     same key and body return the same job (async) or the same answer (sync)."""
@@ -162,11 +171,16 @@ class QueryApi(TenantApiView):
                 "with a known Idempotency-Key: the job it created, in the 202 shape.",
             ),
             202: OpenApiResponse(JobAcceptedSerializer, description="async: the job was queued."),
-            404: error_response("A filter or template names something the tenant does not have."),
-            409: error_response("The Idempotency-Key was used with another body, or is still running."),
-            415: error_response("The body is not JSON."),
-            503: error_response("The index, the model or the job queue is unavailable."),
-            504: error_response("The model did not answer in time."),
+            **query_error_responses(
+                {
+                    404: "A filter or template names something the tenant does not have.",
+                    409: "The Idempotency-Key was used with another body, or is still running.",
+                    415: "The body is not JSON.",
+                    503: "The index, the model (OllamaUnavailable, LLMUnavailable) or the job queue "
+                    "is unavailable.",
+                    504: "The model did not answer in time.",
+                }
+            ),
         },
         examples=[
             OpenApiExample("Sync request", value=_EXAMPLE_REQUEST, request_only=True),
@@ -230,19 +244,22 @@ class QueryApi(TenantApiView):
         if job.status == JobStatus.FAILED:
             error = dict(job.error)
             status = error.pop("status", 500)
-            return Response({**error, "request_id": job.request_id}, status=status)
+            body = answer_shaped_error(
+                {**error, "request_id": job.request_id}, processing_time_ms=self.elapsed_ms()
+            )
+            return Response(body, status=status)
         raise Conflict(
             "A request with this Idempotency-Key is still running; retry shortly.",
             details={"Idempotency-Key": "In progress.", "job_id": job.job_id},
         )
 
 
-class JobDetailApi(TenantApiView):
+class JobDetailApi(AnswerShapedErrorsMixin, TenantApiView):
     """GET: an async job's status, and its result or error once finished."""
 
     @extend_schema(
         operation_id="rag_job_detail",
-        responses={200: JobSerializer, 404: error_response("No such job for this caller.")},
+        responses={200: JobSerializer, **query_error_responses({404: "No such job for this caller."})},
     )
     def get(self, request, job_id: str):
         caller = Caller.from_request(request)

@@ -13,6 +13,8 @@ from rag.retrieval.service import MAX_TOP_K
 from ragsite.schema import strict_request
 from templates_admin.rendering import CITATION_STYLES, MAX_FOLLOW_UPS, RESPONSE_STYLES, STRICTNESS_LEVELS
 
+from .query_errors import QueryErrorSerializer
+
 
 @strict_request
 class FiltersSerializer(serializers.Serializer):
@@ -224,10 +226,9 @@ class QueryRecordSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class JobErrorSerializer(serializers.Serializer):
-    error_type = serializers.CharField()
-    message = serializers.CharField()
-    details = serializers.JSONField()
+class JobErrorSerializer(QueryErrorSerializer):
+    """A failed job's error: the query endpoints' error body (processing_time_ms: the run's time)."""
+
     status = serializers.IntegerField(help_text="The HTTP status the same failure has in sync mode.")
 
 
