@@ -145,6 +145,19 @@ def _job_timing(job: QueryJob) -> dict:
     }
 
 
+def _pop_question(options: dict):
+    """The question, taken out of `options`: `query` (the orchestration spec's request) or
+    `question` (the service-interface spec's `/query` body, `{question, filters}`), never both."""
+    if "query" in options and "question" in options:
+        raise InvalidQuery(
+            "Give the question as query or as question, not both.",
+            details={"question": "The same as query; give one of them."},
+        )
+    if "query" not in options and "question" not in options:
+        raise InvalidQuery("The query is missing.", details={"query": "This field is required."})
+    return options.pop("query") if "query" in options else options.pop("question")
+
+
 class QueryApi(AnswerShapedErrorsMixin, TenantApiView):
     """POST: ask a question. `mode: sync` answers in the response; `mode: async` queues a job and
     answers 202 with its poll URL. An `Idempotency-Key` header makes the request repeatable: the
@@ -206,9 +219,7 @@ class QueryApi(AnswerShapedErrorsMixin, TenantApiView):
             raise InvalidInput("The body must be a JSON object.", details={"body": "Must be an object."})
         options = dict(request.data)
         options.pop("tenant_id", None)  # checked against the credential already (TenantApiView)
-        if "query" not in options:
-            raise InvalidQuery("The query is missing.", details={"query": "This field is required."})
-        question = options.pop("query")
+        question = _pop_question(options)
         mode = options.pop("mode", "sync")
         if mode not in MODES:
             raise InvalidInput(f"Unknown mode {mode!r}.", details={"mode": f"One of: {', '.join(MODES)}."})

@@ -7,7 +7,13 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from rag.models import AuditStatus, DocType, SourceType
-from rag.pipeline.config import MAX_CONVERSATION_ID, MAX_NEW_TOKENS, MAX_REASONING_DEPTH, TOKEN_BUDGET_RANGE
+from rag.pipeline.config import (
+    MAX_CONVERSATION_ID,
+    MAX_NEW_TOKENS,
+    MAX_REASONING_DEPTH,
+    MAX_SOURCE_NAME,
+    TOKEN_BUDGET_RANGE,
+)
 from rag.retrieval.hybrid import MODES as SEARCH_MODES
 from rag.retrieval.service import MAX_TOP_K
 from ragsite.schema import strict_request
@@ -32,6 +38,18 @@ class FiltersSerializer(serializers.Serializer):
     )
     metadata = serializers.DictField(
         required=False, help_text='Document metadata that must match, e.g. {"party": "Acme", "year": 2023}.'
+    )
+    source = serializers.CharField(
+        required=False,
+        max_length=MAX_SOURCE_NAME,
+        help_text="The service-interface spec's filter: only the document(s) with this file name or title "
+        '(case-insensitive); none such: "I don\'t know".',
+    )
+    max_results = serializers.IntegerField(
+        min_value=1,
+        max_value=MAX_TOP_K,
+        required=False,
+        help_text="The service-interface spec's name of top_k.",
     )
 
 
@@ -69,8 +87,28 @@ class QueryOptionsSerializer(serializers.Serializer):
 
 
 @strict_request
+class ConfigMetadataSerializer(QueryOptionsSerializer):
+    """The stage-pipeline spec's per-request `config_metadata`: the same options (each given once,
+    here or at the top level)."""
+
+    def get_fields(self):
+        fields = super().get_fields()
+        fields.pop("tenant_id")
+        return fields
+
+
+@strict_request
 class QueryRequestSerializer(QueryOptionsSerializer):
-    query = serializers.CharField(help_text="The question (at most RAG_MAX_QUERY_LENGTH characters).")
+    query = serializers.CharField(
+        required=False,
+        help_text="The question (at most RAG_MAX_QUERY_LENGTH characters). Required, unless given as "
+        "`question`.",
+    )
+    question = serializers.CharField(
+        required=False,
+        help_text="The same as `query` (the service-interface spec's `{question, filters}` body); "
+        "give one of the two.",
+    )
     mode = serializers.ChoiceField(
         ["sync", "async", "agentic"],
         default="sync",
@@ -78,6 +116,9 @@ class QueryRequestSerializer(QueryOptionsSerializer):
         "response by the agentic loop (decompose, plan, tool calls, review).",
     )
     dry_run = serializers.BooleanField(required=False, help_text="Build the prompt without the model.")
+    config_metadata = ConfigMetadataSerializer(
+        required=False, help_text="The options above, in the stage-pipeline spec's object."
+    )
 
 
 class CitationSerializer(serializers.Serializer):
@@ -138,6 +179,9 @@ class ProvenanceSerializer(serializers.Serializer):
     cost_estimate = serializers.FloatField()
     template_id = serializers.CharField(allow_null=True)
     template_version = serializers.IntegerField(allow_null=True)
+    response_style = serializers.CharField(
+        allow_null=True, help_text="The style that answered: the template's."
+    )
     citation_style = serializers.CharField(allow_null=True)
     strictness = serializers.CharField(allow_null=True)
     search_query = serializers.CharField(allow_null=True)

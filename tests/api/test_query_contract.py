@@ -8,6 +8,7 @@ from rest_framework.test import APIClient
 from rag.models import AuditLog
 from ragsite.exceptions import LLMUnavailable
 from tests.rag.llm.conftest import closed_port_url  # noqa: F401
+from tests.rag.pipeline.conftest import SUPPLY_QUESTION
 
 pytestmark = pytest.mark.django_db
 
@@ -105,3 +106,168 @@ def test_a_successful_answer_is_unchanged_by_the_error_fields(corpus, viewer_cli
     body = ask(viewer_client).json()
     assert "ninety (90) days" in body["answer"]
     assert "error_type" not in body and "error_details" not in body
+
+
+# --- 2. the spec's request forms ----------------------------------------------------------------
+
+
+def retrieved(body) -> list[int]:
+    return body["provenance"]["documents_retrieved"]
+
+
+LIST_QUESTION = SUPPLY_QUESTION
+
+
+def test_config_metadata_sets_the_options_as_the_top_level_does(supply_agreements, viewer_client):
+    nested = ask(viewer_client, query=LIST_QUESTION, use_cache=False, config_metadata={"top_k": 2}).json()
+    flat = ask(viewer_client, query=LIST_QUESTION, use_cache=False, top_k=2).json()
+    default = ask(viewer_client, query=LIST_QUESTION, use_cache=False).json()
+    assert len(retrieved(default)) == 5
+    assert retrieved(nested) == retrieved(flat) and len(retrieved(nested)) == 2
+    row = AuditLog.objects.get(request_id=nested["request_id"])
+    assert row.options == {"use_cache": False, "config_metadata": {"top_k": 2}}
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"config_metadata": {"top_k": 0}}, "config_metadata.top_k"),
+        ({"config_metadata": {"topk": 3}}, "config_metadata.topk"),
+        ({"config_metadata": {"filters": {"doc_types": ["novel"]}}}, "config_metadata.filters.doc_types"),
+        ({"config_metadata": ["top_k", 3]}, "config_metadata"),
+        ({"config_metadata": {"top_k": 3}, "top_k": 3}, "config_metadata.top_k"),
+        ({"config_metadata": {"agentic": True}, "mode": "agentic"}, "config_metadata.agentic"),
+    ],
+)
+def test_bad_or_doubled_config_metadata_is_a_400_naming_the_field(viewer_client, body, field):
+    for mode in ("sync", "async"):
+        response = ask(viewer_client, **{"mode": mode, **body})
+        assert_answer_shaped_error(response, 400, "InvalidQuery")
+        assert field in response.json()["details"], response.json()["details"]
+
+
+def test_filters_source_searches_only_the_named_document(corpus, viewer_client):
+    by_file = ask(viewer_client, filters={"source": "initech-umbrella-lease.txt"}).json()
+    assert set(retrieved(by_file)) == {corpus["lease"].pk}
+    by_title = ask(viewer_client, filters={"source": corpus["msa"].title.upper()}).json()
+    assert set(retrieved(by_title)) == {corpus["msa"].pk}
+    assert "ninety (90) days" in by_title["answer"]
+
+
+def test_filters_source_naming_no_document_is_i_dont_know(corpus, viewer_client):
+    body = ask(viewer_client, filters={"source": "missing.pdf"}).json()
+    assert body["answer"] is None and body["citations"] == [] and retrieved(body) == []
+    assert body["message"] == "Information not found in the knowledge base."
+
+
+def test_filters_source_never_reaches_another_tenants_document(
+    corpus, viewer_client, other_case, ingest_text
+):
+    ingest_text(other_case, "Tenant shall pay rent of $9,999 monthly to Globex.", filename="globex-lease.txt")
+    body = ask(viewer_client, query="How much monthly rent is paid?", filters={"source": "globex-lease.txt"})
+    assert body.status_code == 200
+    assert body.json()["answer"] is None and "9,999" not in body.content.decode()
+
+
+def test_filters_max_results_is_top_k(supply_agreements, viewer_client):
+    for n in (1, 3):
+        spec = ask(viewer_client, query=LIST_QUESTION, use_cache=False, filters={"max_results": n}).json()
+        top_k = ask(viewer_client, query=LIST_QUESTION, use_cache=False, top_k=n).json()
+        assert spec["provenance"]["docs_retrieved"] == n
+        assert retrieved(spec) == retrieved(top_k)
+        assert spec["answer"] == top_k["answer"]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"filters": {"max_results": 2}, "top_k": 2}, "filters.max_results"),
+        ({"filters": {"max_results": 0}}, "filters.max_results"),
+        ({"filters": {"max_results": "five"}}, "filters.max_results"),
+        ({"filters": {"source": ""}}, "filters.source"),
+        ({"filters": {"source": ["a.pdf"]}}, "filters.source"),
+        ({"source": "a.pdf"}, "source"),  # the spec puts it in filters only
+    ],
+)
+def test_bad_spec_filters_are_a_400_naming_the_field(viewer_client, body, field):
+    response = ask(viewer_client, **body)
+    assert_answer_shaped_error(response, 400, "InvalidQuery")
+    assert field in response.json()["details"]
+
+
+@pytest.mark.parametrize("kind", ["case_ids", "document_ids"])
+def test_a_filter_naming_another_tenants_or_no_object_is_the_same_404(
+    corpus, viewer_client, other_case, ingest_text, kind
+):
+    theirs = ingest_text(other_case, "Tenant shall pay rent of $9,999 monthly.", filename="globex-lease.txt")
+    foreign = theirs.case_id if kind == "case_ids" else theirs.pk
+    own = corpus["msa"].case_id if kind == "case_ids" else corpus["msa"].pk
+    bodies = []
+    for ids in ([own, foreign], [own, 2**31]):
+        response = ask(viewer_client, query="How much monthly rent is paid?", filters={kind: ids})
+        body = assert_answer_shaped_error(response, 404, "NotFound")
+        assert "9,999" not in response.content.decode()
+        bodies.append(
+            {key: value for key, value in body.items() if key not in ("request_id", "processing_time_ms")}
+        )
+    foreign_body, missing_body = bodies
+    assert f"filters.{kind}" in foreign_body["details"]
+    assert foreign_body["message"] == missing_body["message"]
+    assert str(own) not in foreign_body["details"][f"filters.{kind}"]
+    assert ask(viewer_client, filters={kind: [own]}).status_code == 200
+
+
+def test_an_async_request_naming_an_unknown_case_fails_at_once(corpus, viewer_client, other_case):
+    from rag.models import QueryJob
+
+    response = ask(viewer_client, mode="async", filters={"case_ids": [other_case.pk]})
+    assert_answer_shaped_error(response, 404, "NotFound")
+    assert not QueryJob.objects.exists()
+    row = AuditLog.objects.get(request_id=response["X-Request-ID"])
+    assert (row.status, row.error_type) == ("failed", "NotFound")
+
+
+def test_template_id_and_a_different_response_style_is_a_400_naming_both(corpus, viewer_client):
+    response = ask(viewer_client, template_id="legal_analysis_detailed", response_style="terse")
+    body = assert_answer_shaped_error(response, 400, "InvalidQuery")
+    assert "response_style" in body["details"]
+    assert "legal_analysis_detailed" in body["details"]["response_style"]
+    assert "detailed" in body["details"]["response_style"]
+
+
+def test_template_id_with_its_own_response_style_answers_and_provenance_names_the_style(
+    corpus, viewer_client
+):
+    # The orchestration spec's own example request gives both.
+    body = ask(viewer_client, template_id="legal_analysis_balanced", response_style="balanced").json()
+    assert body["provenance"]["template_id"] == "legal_analysis_balanced"
+    assert body["provenance"]["response_style"] == "balanced"
+    terse = ask(viewer_client, response_style="terse").json()
+    assert terse["provenance"]["template_id"] == "legal_analysis_terse"
+    assert terse["provenance"]["response_style"] == "terse"
+
+
+# --- 4. the `question` alias --------------------------------------------------------------------
+
+
+def test_the_spec_fastapi_body_question_and_filters_is_answered(corpus, viewer_client):
+    response = viewer_client.post(
+        QUERY, {"question": QUESTION, "filters": {"source": "acme-globex-msa.txt"}}, format="json"
+    )
+    assert response.status_code == 200
+    body = response.json()
+    assert "ninety (90) days" in body["answer"]
+    assert AuditLog.objects.get(request_id=body["request_id"]).query == QUESTION
+
+
+def test_question_and_query_together_is_a_400(viewer_client):
+    response = viewer_client.post(QUERY, {"question": QUESTION, "query": QUESTION}, format="json")
+    body = assert_answer_shaped_error(response, 400, "InvalidQuery")
+    assert "question" in body["details"]
+
+
+@pytest.mark.parametrize("question", ["", "   ", 42, None])
+def test_a_bad_question_is_a_400_naming_it(viewer_client, question):
+    response = viewer_client.post(QUERY, {"question": question}, format="json")
+    body = assert_answer_shaped_error(response, 400, "InvalidQuery")
+    assert set(body["details"]) & {"question", "query"}
