@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.urls import path, reverse
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+)
 from rest_framework import serializers
 from rest_framework.response import Response
 
@@ -21,6 +27,7 @@ from tenants.api_base import StrictJSONParser, TenantApiView
 from .common import PageParameters, error_response, page_serializer, paginated
 from .query_errors import AnswerShapedErrorsMixin, answer_shaped_error, query_error_responses
 from .schemas import (
+    DryRunResultSerializer,
     JobAcceptedSerializer,
     JobSerializer,
     QueryRecordSerializer,
@@ -29,6 +36,12 @@ from .schemas import (
 )
 
 MODES = ("sync", "async", "agentic")
+# POST query's 200: an answer, a dry run's prompt, or (a repeated async Idempotency-Key) the job.
+QUERY_RESPONSE = PolymorphicProxySerializer(
+    component_name="QueryResponse",
+    serializers=[QueryResultSerializer, DryRunResultSerializer, JobAcceptedSerializer],
+    resource_type_field_name=None,
+)
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 
 _EXAMPLE_REQUEST = {
@@ -107,6 +120,27 @@ _EXAMPLE_RESPONSE = {
     "timestamp": "2025-10-18T10:30:00Z",
 }
 
+_EXAMPLE_DRY_RUN = {
+    "dry_run": True,
+    "generated_prompt": {"system": "You are a careful legal research assistant…", "user": "Context: …"},
+    "selected_snippets": _EXAMPLE_RESPONSE["citations"],
+    "estimated_tokens": 2847,
+    "context_tokens": 2310,
+    "would_use_model": {"provider": "anthropic", "model": "claude-sonnet-4-5"},
+    "answerability": 0.93,
+    "would_answer": True,
+    "missing_clause": None,
+    "flags": _EXAMPLE_RESPONSE["flags"],
+    "provenance": {
+        **_EXAMPLE_RESPONSE["provenance"],
+        "model_provider": None,
+        "model": None,
+        "tokens_used": 0,
+    },
+    "request_id": "req_abc124",
+    "timestamp": "2025-10-18T10:31:00Z",
+}
+
 
 def job_body(job: QueryJob) -> dict:
     """A job as the API shows it."""
@@ -179,9 +213,10 @@ class QueryApi(AnswerShapedErrorsMixin, TenantApiView):
         ],
         responses={
             200: OpenApiResponse(
-                QueryResultSerializer,
-                description="sync: the answer (answer null = not found in the knowledge base). async "
-                "with a known Idempotency-Key: the job it created, in the 202 shape.",
+                QUERY_RESPONSE,
+                description="sync: the answer (answer null = not found in the knowledge base); with "
+                "dry_run true, the dry run instead (the prompt, no answer); async with a known "
+                "Idempotency-Key: the job it created, in the 202 shape.",
             ),
             202: OpenApiResponse(JobAcceptedSerializer, description="async: the job was queued."),
             **query_error_responses(
@@ -200,6 +235,12 @@ class QueryApi(AnswerShapedErrorsMixin, TenantApiView):
             OpenApiExample("Async request", value={**_EXAMPLE_REQUEST, "mode": "async"}, request_only=True),
             OpenApiExample(
                 "Sync response", value=_EXAMPLE_RESPONSE, response_only=True, status_codes=["200"]
+            ),
+            OpenApiExample(
+                "Dry-run response",
+                value=_EXAMPLE_DRY_RUN,
+                response_only=True,
+                status_codes=["200"],
             ),
             OpenApiExample(
                 "Async response",

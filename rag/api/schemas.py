@@ -251,6 +251,49 @@ class QueryResultSerializer(serializers.Serializer):
     )
 
 
+class SimulatePromptSerializer(serializers.Serializer):
+    system = serializers.CharField()
+    user = serializers.CharField()
+
+
+class SimulateModelSerializer(serializers.Serializer):
+    provider = serializers.CharField()
+    model = serializers.CharField()
+
+
+class DryRunResultSerializer(serializers.Serializer):
+    """`dry_run: true` (POST query, POST admin/simulate): what would be sent to the model, which
+    is not called (rag.pipeline.result.dry_run_result)."""
+
+    dry_run = serializers.BooleanField(help_text="Always true: tells this body from an answer.")
+    generated_prompt = SimulatePromptSerializer(
+        allow_null=True, help_text="null when the run stopped before a prompt was built."
+    )
+    selected_snippets = CitationSerializer(many=True, help_text="The passages in the prompt.")
+    estimated_tokens = serializers.IntegerField(help_text="Tokens of the whole prompt.")
+    context_tokens = serializers.IntegerField(help_text="Tokens of the passages in it.")
+    would_use_model = SimulateModelSerializer()
+    answerability = serializers.FloatField(
+        allow_null=True,
+        help_text="The cross-encoder's score of the question alone against the best answer windows "
+        "(null without a cross-encoder; 0 when missing_clause is set); under RAG_MIN_ANSWERABILITY "
+        "the answer would be not found.",
+    )
+    would_answer = serializers.BooleanField(
+        allow_null=True, help_text='false: the question would get "not found" (not_in_documents).'
+    )
+    missing_clause = serializers.CharField(
+        allow_null=True,
+        help_text='The clause type asked about ("insurance") whose words the asked-about document '
+        "never uses: why it would not be answered. Null otherwise.",
+    )
+    flags = FlagsSerializer()
+    provenance = ProvenanceSerializer()
+    request_id = serializers.CharField()
+    timestamp = serializers.CharField()
+    reasoning = ReasoningSerializer(required=False, help_text="Present when chain of thought was planned.")
+
+
 class QueryRecordSerializer(serializers.Serializer):
     """What an audit row says about one question: the base of the admin's audit rows and of the
     caller's own history rows."""

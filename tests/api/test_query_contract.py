@@ -4,6 +4,7 @@ filters.max_results, template_id with response_style) and the 404 for ids the te
 
 import pytest
 from rest_framework.test import APIClient
+from schemathesis import checks
 
 from rag.models import AuditLog
 from ragsite.exceptions import LLMUnavailable
@@ -271,3 +272,57 @@ def test_a_bad_question_is_a_400_naming_it(viewer_client, question):
     response = viewer_client.post(QUERY, {"question": question}, format="json")
     body = assert_answer_shaped_error(response, 400, "InvalidQuery")
     assert set(body["details"]) & {"question", "query"}
+
+
+# --- 3. the dry run's own response schema -------------------------------------------------------
+
+
+def query_operation_200(schema_doc) -> dict:
+    """The schema of POST query's 200 body, its component reference resolved."""
+    schema = schema_doc["paths"][QUERY]["post"]["responses"]["200"]["content"]["application/json"]["schema"]
+    if "$ref" in schema:
+        schema = schema_doc["components"]["schemas"][schema["$ref"].rpartition("/")[2]]
+    return schema
+
+
+def test_the_query_operation_documents_the_dry_run_response(admin_client):
+    schema_doc = admin_client.get("/api/schema/", {"format": "json"}).json()
+    alternatives = {ref["$ref"].rpartition("/")[2] for ref in query_operation_200(schema_doc)["oneOf"]}
+    assert alternatives == {"QueryResult", "DryRunResult", "JobAccepted"}
+    dry_run = schema_doc["components"]["schemas"]["DryRunResult"]
+    assert {"dry_run", "generated_prompt", "selected_snippets", "estimated_tokens", "would_use_model"} <= set(
+        dry_run["required"]
+    )
+
+
+def test_a_dry_run_over_rest_conforms_to_the_documented_schema(corpus, tenant, make_key_client):
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+
+    from tenants.models import Role
+    from tests.api.test_schemathesis import schema
+
+    key = make_key_client(tenant, Role.VIEWER).raw_key
+    case = schema[QUERY]["POST"].Case(
+        body={"query": QUESTION, "dry_run": True}, headers={"Authorization": f"Api-Key {key}"}
+    )
+    # In-process WSGI requests must keep the test transaction (as in test_schemathesis).
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        response = case.call()
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
+    assert response.status_code == 200
+    body = response.json()
+    assert body["dry_run"] is True and "answer" not in body
+    assert "Question:" in body["generated_prompt"]["user"] or QUESTION in body["generated_prompt"]["user"]
+    assert body["selected_snippets"] and body["would_use_model"]["provider"]
+    # The documented status, content type and body (the other checks send requests of their own).
+    conformance = [
+        checks.status_code_conformance,
+        checks.content_type_conformance,
+        checks.response_schema_conformance,
+    ]
+    case.validate_response(response, checks=conformance)
