@@ -111,6 +111,7 @@ _EXAMPLE_RESPONSE = {
         "cost_estimate": 0.0023,
         "template_id": "legal_analysis_balanced",
         "template_version": 1,
+        "response_style": "balanced",
         "documents_retrieved": [42, 57],
         "documents_used": [42],
         "not_found_reason": None,
