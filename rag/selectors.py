@@ -117,6 +117,21 @@ def document_ids_named(*, tenant: Tenant, name: str) -> QuerySet:
     )
 
 
+def filter_ids_unknown(*, tenant: Tenant, filters: SearchFilters) -> dict[str, list[int]]:
+    """The `case_ids` and `document_ids` of `filters` the tenant does not have (missing or another
+    tenant's: the same), by filter name; {} when it has them all."""
+    unknown = {}
+    for name, model in (("case_ids", Case), ("document_ids", Document)):
+        ids = getattr(filters, name)
+        if not ids:
+            continue
+        owned = set(owned_list(model, tenant=tenant).filter(pk__in=ids).values_list("pk", flat=True))
+        missing = [pk for pk in dict.fromkeys(ids) if pk not in owned]
+        if missing:
+            unknown[name] = missing
+    return unknown
+
+
 def document_ids_within(*, tenant: Tenant, filters: SearchFilters) -> QuerySet:
     """Ids of the tenant's documents that search under `filters` can reach (those with chunks the
     filters let through), as a subquery; with empty filters, every document with chunks."""

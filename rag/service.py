@@ -36,20 +36,14 @@ from typing import Any
 
 from django.conf import settings
 
-from rag import selectors
 from rag.ingest.embedding import PACKAGED_MODEL_NAME
 from rag.llm.overrides import using_ollama_host
 from rag.pipeline.run import run_query
-from rag.retrieval.filters import MAX_ID
 from rag.retrieval.service import Reader
-from ragsite.exceptions import ConfigurationError, InvalidQuery
+from ragsite.exceptions import ConfigurationError
 from ragsite.health import health_check as system_health
 from tenants.models import Role, Tenant
 from tenants.selectors import tenant_get_by_slug
-
-# The service-interface spec's filter keys; everything else is a search filter (SearchFilters).
-SOURCE_FILTER = "source"
-MAX_RESULTS_FILTER = "max_results"
 
 
 @dataclass(frozen=True)
@@ -120,8 +114,9 @@ class RAGService:
 
     def query(self, question: str, filters: dict | None = None, **options: Any) -> Answer:
         """Answer `question` with citations; `options` are the pipeline's per-request options
-        (top_k, template_id, citation_style, strictness, follow_up_count, dry_run, ...)."""
-        search_filters, options = self._split_filters(filters, options)
+        (top_k, template_id, citation_style, strictness, follow_up_count, dry_run, ...).
+        `filters` are the search filters plus the spec's `source` (a document's file name or
+        title) and `max_results` (top_k), read by the pipeline as the REST API's are."""
         user_id = getattr(self.user, "pk", None)
         with using_ollama_host(self.ollama_host):
             ctx = run_query(
@@ -129,7 +124,7 @@ class RAGService:
                 question=question,
                 reader=Reader(user_id=user_id, role=self.role),
                 user_id=user_id,
-                filters=search_filters,
+                filters=filters,
                 **options,
             )
         return Answer.from_result(ctx.result)
@@ -151,26 +146,6 @@ class RAGService:
             "embedding_model": report["embedding_model"]["status"],
             "timestamp": report["timestamp"],
         }
-
-    def _split_filters(self, filters: dict | None, options: dict) -> tuple[dict, dict]:
-        filters = dict(filters or {})
-        if MAX_RESULTS_FILTER in filters:
-            if "top_k" in options:
-                raise InvalidQuery(
-                    "Give max_results or top_k, not both.", details={"max_results": "Duplicates top_k."}
-                )
-            options = {**options, "top_k": filters.pop(MAX_RESULTS_FILTER)}
-        if SOURCE_FILTER in filters:
-            name = filters.pop(SOURCE_FILTER)
-            if not isinstance(name, str) or not name.strip():
-                raise InvalidQuery(
-                    "source must be a document name.", details={"source": "A file name or title."}
-                )
-            ids = list(selectors.document_ids_named(tenant=self.tenant, name=name.strip()))
-            # No such document: a filter no chunk passes, so the answer is "I don't know" (the
-            # spec's missing-collection case), never an answer from every document.
-            filters["document_ids"] = ids or [MAX_ID]
-        return filters, options
 
 
 def _ollama_fields(llm: dict) -> dict:

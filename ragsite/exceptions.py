@@ -72,6 +72,11 @@ class LLMUnavailable(ApplicationError):
     default_message = "The language model is temporarily unavailable. Please try again."
 
 
+class OllamaUnavailable(LLMUnavailable):
+    """The Ollama server is unreachable, lacks the model or answers in error (the service-interface
+    spec's own error type; still an `LLMUnavailable`, 503)."""
+
+
 class GenerationTimeout(ApplicationError):
     status_code = 504
     default_message = "The language model did not answer in time."

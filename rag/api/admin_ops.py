@@ -22,10 +22,10 @@ from rag import selectors, services
 from rag.api.common import AdminApiView, acting_user, error_response, page_serializer, paginated
 from rag.api.schemas import (
     CitationSerializer,
-    FlagsSerializer,
-    ProvenanceSerializer,
+    DryRunResultSerializer,
     QueryOptionsSerializer,
     QueryRecordSerializer,
+    SimulatePromptSerializer,
 )
 from rag.models import RANKING_WEIGHT_MAX, AuditStatus
 from rag.pipeline import metrics
@@ -36,16 +36,6 @@ from ragsite.schema import strict_request
 from templates_admin import selectors as template_selectors
 
 # --- Simulation -----------------------------------------------------------------------------------
-
-
-class SimulatePromptSerializer(serializers.Serializer):
-    system = serializers.CharField()
-    user = serializers.CharField()
-
-
-class SimulateModelSerializer(serializers.Serializer):
-    provider = serializers.CharField()
-    model = serializers.CharField()
 
 
 def _simulation_request(data) -> tuple[object, dict, dict[str, bool]]:
@@ -80,33 +70,13 @@ class SimulateApi(AdminApiView):
         show_context = serializers.BooleanField(default=True, help_text="false: selected_snippets is null.")
         dry_run = serializers.BooleanField(required=False, help_text="Always a dry run: false is refused.")
 
-    class OutputSerializer(serializers.Serializer):
-        dry_run = serializers.BooleanField()
+    class OutputSerializer(DryRunResultSerializer):
+        """The dry run's result, with the prompt and passages left out on request."""
+
         generated_prompt = SimulatePromptSerializer(allow_null=True, help_text="null with show_prompt false.")
         selected_snippets = CitationSerializer(
             many=True, allow_null=True, help_text="The passages in the prompt; null with show_context false."
         )
-        estimated_tokens = serializers.IntegerField(help_text="Tokens of the whole prompt.")
-        context_tokens = serializers.IntegerField(help_text="Tokens of the passages in it.")
-        would_use_model = SimulateModelSerializer()
-        answerability = serializers.FloatField(
-            allow_null=True,
-            help_text="The cross-encoder's score of the question alone against the best answer windows "
-            "(null without a cross-encoder; 0 when missing_clause is set); under RAG_MIN_ANSWERABILITY "
-            "the answer would be not found.",
-        )
-        would_answer = serializers.BooleanField(
-            allow_null=True, help_text='false: the question would get "not found" (not_in_documents).'
-        )
-        missing_clause = serializers.CharField(
-            allow_null=True,
-            help_text='The clause type asked about ("insurance") whose words the asked-about document '
-            "never uses: why it would not be answered. Null otherwise.",
-        )
-        flags = FlagsSerializer()
-        provenance = ProvenanceSerializer()
-        request_id = serializers.CharField()
-        timestamp = serializers.CharField()
 
     @extend_schema(
         request=InputSerializer,

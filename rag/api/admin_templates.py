@@ -14,7 +14,6 @@ from rest_framework.response import Response
 
 from rag.api.common import AdminApiView, acting_user, error_response, page_serializer, paginated
 from templates_admin import selectors, services
-from templates_admin.models import PromptTemplate
 from templates_admin.rendering import (
     ALLOWED_PLACEHOLDERS,
     CITATION_STYLES,
@@ -135,17 +134,9 @@ class TemplateListCreateApi(AdminApiView):
 
 
 class TemplateDetailApi(AdminApiView):
-    """GET one template; PUT replaces its editable fields, PATCH changes some (each a new version;
-    for a built-in, your own copy); DELETE removes your own template."""
-
-    class ReplaceInputSerializer(_ChangesInputSerializer):
-        """Every editable field is required."""
-
-        def get_fields(self):
-            fields = super().get_fields()
-            for name in PromptTemplate.EDITABLE_FIELDS:
-                fields[name].required = True
-            return fields
+    """GET one template; PUT and PATCH change the fields given and keep the others (the
+    orchestration spec's PUT example sends only `system_prompt`), each a new version (for a
+    built-in, your own copy); DELETE removes your own template."""
 
     class ChangeInputSerializer(_ChangesInputSerializer):
         """Only the fields given change."""
@@ -159,11 +150,14 @@ class TemplateDetailApi(AdminApiView):
 
     @extend_schema(
         parameters=[_TEMPLATE_ID],
-        request=ReplaceInputSerializer,
+        request=ChangeInputSerializer,
         responses={200: PromptTemplateOutputSerializer, 404: _NOT_FOUND},
+        examples=[
+            OpenApiExample("Update", value={"system_prompt": "Updated prompt..."}, request_only=True),
+        ],
     )
     def put(self, request, template_id: str):
-        return self._update(request, template_id, self.ReplaceInputSerializer)
+        return self._update(request, template_id, self.ChangeInputSerializer)
 
     @extend_schema(
         parameters=[_TEMPLATE_ID],

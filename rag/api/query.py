@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.urls import path, reverse
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+)
 from rest_framework import serializers
 from rest_framework.response import Response
 
@@ -19,7 +25,9 @@ from ragsite.throttling import check_injection_budget
 from tenants.api_base import StrictJSONParser, TenantApiView
 
 from .common import PageParameters, error_response, page_serializer, paginated
+from .query_errors import AnswerShapedErrorsMixin, answer_shaped_error, query_error_responses
 from .schemas import (
+    DryRunResultSerializer,
     JobAcceptedSerializer,
     JobSerializer,
     QueryRecordSerializer,
@@ -28,6 +36,12 @@ from .schemas import (
 )
 
 MODES = ("sync", "async", "agentic")
+# POST query's 200: an answer, a dry run's prompt, or (a repeated async Idempotency-Key) the job.
+QUERY_RESPONSE = PolymorphicProxySerializer(
+    component_name="QueryResponse",
+    serializers=[QueryResultSerializer, DryRunResultSerializer, JobAcceptedSerializer],
+    resource_type_field_name=None,
+)
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 
 _EXAMPLE_REQUEST = {
@@ -97,6 +111,7 @@ _EXAMPLE_RESPONSE = {
         "cost_estimate": 0.0023,
         "template_id": "legal_analysis_balanced",
         "template_version": 1,
+        "response_style": "balanced",
         "documents_retrieved": [42, 57],
         "documents_used": [42],
         "not_found_reason": None,
@@ -104,6 +119,27 @@ _EXAMPLE_RESPONSE = {
     },
     "request_id": "req_abc123",
     "timestamp": "2025-10-18T10:30:00Z",
+}
+
+_EXAMPLE_DRY_RUN = {
+    "dry_run": True,
+    "generated_prompt": {"system": "You are a careful legal research assistant…", "user": "Context: …"},
+    "selected_snippets": _EXAMPLE_RESPONSE["citations"],
+    "estimated_tokens": 2847,
+    "context_tokens": 2310,
+    "would_use_model": {"provider": "anthropic", "model": "claude-sonnet-4-5"},
+    "answerability": 0.93,
+    "would_answer": True,
+    "missing_clause": None,
+    "flags": _EXAMPLE_RESPONSE["flags"],
+    "provenance": {
+        **_EXAMPLE_RESPONSE["provenance"],
+        "model_provider": None,
+        "model": None,
+        "tokens_used": 0,
+    },
+    "request_id": "req_abc124",
+    "timestamp": "2025-10-18T10:31:00Z",
 }
 
 
@@ -121,8 +157,16 @@ def job_body(job: QueryJob) -> dict:
         "attempts": job.attempts,
         "timing": _job_timing(job),
         "result": job.result,
-        "error": job.error,
+        "error": _job_error(job),
     }
+
+
+def _job_error(job: QueryJob) -> dict | None:
+    """A failed job's error, answer-shaped like a sync request's, timed by the job's run."""
+    if not job.error:
+        return None
+    error = {**job.error, "request_id": job.request_id}
+    return answer_shaped_error(error, processing_time_ms=_job_timing(job)["run_ms"])
 
 
 def _job_timing(job: QueryJob) -> dict:
@@ -136,7 +180,20 @@ def _job_timing(job: QueryJob) -> dict:
     }
 
 
-class QueryApi(TenantApiView):
+def _pop_question(options: dict):
+    """The question, taken out of `options`: `query` (the orchestration spec's request) or
+    `question` (the service-interface spec's `/query` body, `{question, filters}`), never both."""
+    if "query" in options and "question" in options:
+        raise InvalidQuery(
+            "Give the question as query or as question, not both.",
+            details={"question": "The same as query; give one of them."},
+        )
+    if "query" not in options and "question" not in options:
+        raise InvalidQuery("The query is missing.", details={"query": "This field is required."})
+    return options.pop("query") if "query" in options else options.pop("question")
+
+
+class QueryApi(AnswerShapedErrorsMixin, TenantApiView):
     """POST: ask a question. `mode: sync` answers in the response; `mode: async` queues a job and
     answers 202 with its poll URL. An `Idempotency-Key` header makes the request repeatable: the
     same key and body return the same job (async) or the same answer (sync)."""
@@ -157,22 +214,34 @@ class QueryApi(TenantApiView):
         ],
         responses={
             200: OpenApiResponse(
-                QueryResultSerializer,
-                description="sync: the answer (answer null = not found in the knowledge base). async "
-                "with a known Idempotency-Key: the job it created, in the 202 shape.",
+                QUERY_RESPONSE,
+                description="sync: the answer (answer null = not found in the knowledge base); with "
+                "dry_run true, the dry run instead (the prompt, no answer); async with a known "
+                "Idempotency-Key: the job it created, in the 202 shape.",
             ),
             202: OpenApiResponse(JobAcceptedSerializer, description="async: the job was queued."),
-            404: error_response("A filter or template names something the tenant does not have."),
-            409: error_response("The Idempotency-Key was used with another body, or is still running."),
-            415: error_response("The body is not JSON."),
-            503: error_response("The index, the model or the job queue is unavailable."),
-            504: error_response("The model did not answer in time."),
+            **query_error_responses(
+                {
+                    404: "A filter or template names something the tenant does not have.",
+                    409: "The Idempotency-Key was used with another body, or is still running.",
+                    415: "The body is not JSON.",
+                    503: "The index, the model (OllamaUnavailable, LLMUnavailable) or the job queue "
+                    "is unavailable.",
+                    504: "The model did not answer in time.",
+                }
+            ),
         },
         examples=[
             OpenApiExample("Sync request", value=_EXAMPLE_REQUEST, request_only=True),
             OpenApiExample("Async request", value={**_EXAMPLE_REQUEST, "mode": "async"}, request_only=True),
             OpenApiExample(
                 "Sync response", value=_EXAMPLE_RESPONSE, response_only=True, status_codes=["200"]
+            ),
+            OpenApiExample(
+                "Dry-run response",
+                value=_EXAMPLE_DRY_RUN,
+                response_only=True,
+                status_codes=["200"],
             ),
             OpenApiExample(
                 "Async response",
@@ -192,9 +261,7 @@ class QueryApi(TenantApiView):
             raise InvalidInput("The body must be a JSON object.", details={"body": "Must be an object."})
         options = dict(request.data)
         options.pop("tenant_id", None)  # checked against the credential already (TenantApiView)
-        if "query" not in options:
-            raise InvalidQuery("The query is missing.", details={"query": "This field is required."})
-        question = options.pop("query")
+        question = _pop_question(options)
         mode = options.pop("mode", "sync")
         if mode not in MODES:
             raise InvalidInput(f"Unknown mode {mode!r}.", details={"mode": f"One of: {', '.join(MODES)}."})
@@ -230,19 +297,22 @@ class QueryApi(TenantApiView):
         if job.status == JobStatus.FAILED:
             error = dict(job.error)
             status = error.pop("status", 500)
-            return Response({**error, "request_id": job.request_id}, status=status)
+            body = answer_shaped_error(
+                {**error, "request_id": job.request_id}, processing_time_ms=self.elapsed_ms()
+            )
+            return Response(body, status=status)
         raise Conflict(
             "A request with this Idempotency-Key is still running; retry shortly.",
             details={"Idempotency-Key": "In progress.", "job_id": job.job_id},
         )
 
 
-class JobDetailApi(TenantApiView):
+class JobDetailApi(AnswerShapedErrorsMixin, TenantApiView):
     """GET: an async job's status, and its result or error once finished."""
 
     @extend_schema(
         operation_id="rag_job_detail",
-        responses={200: JobSerializer, 404: error_response("No such job for this caller.")},
+        responses={200: JobSerializer, **query_error_responses({404: "No such job for this caller."})},
     )
     def get(self, request, job_id: str):
         caller = Caller.from_request(request)

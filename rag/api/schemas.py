@@ -7,11 +7,19 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from rag.models import AuditStatus, DocType, SourceType
-from rag.pipeline.config import MAX_CONVERSATION_ID, MAX_NEW_TOKENS, MAX_REASONING_DEPTH, TOKEN_BUDGET_RANGE
+from rag.pipeline.config import (
+    MAX_CONVERSATION_ID,
+    MAX_NEW_TOKENS,
+    MAX_REASONING_DEPTH,
+    MAX_SOURCE_NAME,
+    TOKEN_BUDGET_RANGE,
+)
 from rag.retrieval.hybrid import MODES as SEARCH_MODES
 from rag.retrieval.service import MAX_TOP_K
 from ragsite.schema import strict_request
 from templates_admin.rendering import CITATION_STYLES, MAX_FOLLOW_UPS, RESPONSE_STYLES, STRICTNESS_LEVELS
+
+from .query_errors import QueryErrorSerializer
 
 
 @strict_request
@@ -30,6 +38,18 @@ class FiltersSerializer(serializers.Serializer):
     )
     metadata = serializers.DictField(
         required=False, help_text='Document metadata that must match, e.g. {"party": "Acme", "year": 2023}.'
+    )
+    source = serializers.CharField(
+        required=False,
+        max_length=MAX_SOURCE_NAME,
+        help_text="The service-interface spec's filter: only the document(s) with this file name or title "
+        '(case-insensitive); none such: "I don\'t know".',
+    )
+    max_results = serializers.IntegerField(
+        min_value=1,
+        max_value=MAX_TOP_K,
+        required=False,
+        help_text="The service-interface spec's name of top_k.",
     )
 
 
@@ -67,8 +87,28 @@ class QueryOptionsSerializer(serializers.Serializer):
 
 
 @strict_request
+class ConfigMetadataSerializer(QueryOptionsSerializer):
+    """The stage-pipeline spec's per-request `config_metadata`: the same options (each given once,
+    here or at the top level)."""
+
+    def get_fields(self):
+        fields = super().get_fields()
+        fields.pop("tenant_id")
+        return fields
+
+
+@strict_request
 class QueryRequestSerializer(QueryOptionsSerializer):
-    query = serializers.CharField(help_text="The question (at most RAG_MAX_QUERY_LENGTH characters).")
+    query = serializers.CharField(
+        required=False,
+        help_text="The question (at most RAG_MAX_QUERY_LENGTH characters). Required, unless given as "
+        "`question`.",
+    )
+    question = serializers.CharField(
+        required=False,
+        help_text="The same as `query` (the service-interface spec's `{question, filters}` body); "
+        "give one of the two.",
+    )
     mode = serializers.ChoiceField(
         ["sync", "async", "agentic"],
         default="sync",
@@ -76,6 +116,9 @@ class QueryRequestSerializer(QueryOptionsSerializer):
         "response by the agentic loop (decompose, plan, tool calls, review).",
     )
     dry_run = serializers.BooleanField(required=False, help_text="Build the prompt without the model.")
+    config_metadata = ConfigMetadataSerializer(
+        required=False, help_text="The options above, in the stage-pipeline spec's object."
+    )
 
 
 class CitationSerializer(serializers.Serializer):
@@ -136,6 +179,9 @@ class ProvenanceSerializer(serializers.Serializer):
     cost_estimate = serializers.FloatField()
     template_id = serializers.CharField(allow_null=True)
     template_version = serializers.IntegerField(allow_null=True)
+    response_style = serializers.CharField(
+        allow_null=True, help_text="The style that answered: the template's."
+    )
     citation_style = serializers.CharField(allow_null=True)
     strictness = serializers.CharField(allow_null=True)
     search_query = serializers.CharField(allow_null=True)
@@ -210,6 +256,49 @@ class QueryResultSerializer(serializers.Serializer):
     )
 
 
+class SimulatePromptSerializer(serializers.Serializer):
+    system = serializers.CharField()
+    user = serializers.CharField()
+
+
+class SimulateModelSerializer(serializers.Serializer):
+    provider = serializers.CharField()
+    model = serializers.CharField()
+
+
+class DryRunResultSerializer(serializers.Serializer):
+    """`dry_run: true` (POST query, POST admin/simulate): what would be sent to the model, which
+    is not called (rag.pipeline.result.dry_run_result)."""
+
+    dry_run = serializers.BooleanField(help_text="Always true: tells this body from an answer.")
+    generated_prompt = SimulatePromptSerializer(
+        allow_null=True, help_text="null when the run stopped before a prompt was built."
+    )
+    selected_snippets = CitationSerializer(many=True, help_text="The passages in the prompt.")
+    estimated_tokens = serializers.IntegerField(help_text="Tokens of the whole prompt.")
+    context_tokens = serializers.IntegerField(help_text="Tokens of the passages in it.")
+    would_use_model = SimulateModelSerializer()
+    answerability = serializers.FloatField(
+        allow_null=True,
+        help_text="The cross-encoder's score of the question alone against the best answer windows "
+        "(null without a cross-encoder; 0 when missing_clause is set); under RAG_MIN_ANSWERABILITY "
+        "the answer would be not found.",
+    )
+    would_answer = serializers.BooleanField(
+        allow_null=True, help_text='false: the question would get "not found" (not_in_documents).'
+    )
+    missing_clause = serializers.CharField(
+        allow_null=True,
+        help_text='The clause type asked about ("insurance") whose words the asked-about document '
+        "never uses: why it would not be answered. Null otherwise.",
+    )
+    flags = FlagsSerializer()
+    provenance = ProvenanceSerializer()
+    request_id = serializers.CharField()
+    timestamp = serializers.CharField()
+    reasoning = ReasoningSerializer(required=False, help_text="Present when chain of thought was planned.")
+
+
 class QueryRecordSerializer(serializers.Serializer):
     """What an audit row says about one question: the base of the admin's audit rows and of the
     caller's own history rows."""
@@ -229,10 +318,9 @@ class QueryRecordSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class JobErrorSerializer(serializers.Serializer):
-    error_type = serializers.CharField()
-    message = serializers.CharField()
-    details = serializers.JSONField()
+class JobErrorSerializer(QueryErrorSerializer):
+    """A failed job's error: the query endpoints' error body (processing_time_ms: the run's time)."""
+
     status = serializers.IntegerField(help_text="The HTTP status the same failure has in sync mode.")
 
 

@@ -2,9 +2,10 @@
 
 One non-streaming `POST {OLLAMA_HOST}/api/generate` per answer. A connection that cannot be made
 (refused, reset, dropped, or not made within the timeout) is tried once more, then the model is
-`LLMUnavailable`; a reply slower than OLLAMA_TIMEOUT_SECONDS is a `GenerationTimeout` and is not
-retried (the model would only be asked to do the slow work again). A missing model (HTTP 404), any
-other HTTP error and a reply without "response" text are `LLMUnavailable`. Local generation is free.
+`OllamaUnavailable` (an `LLMUnavailable`, 503); a reply slower than OLLAMA_TIMEOUT_SECONDS is a
+`GenerationTimeout` and is not retried (the model would only be asked to do the slow work again).
+A missing model (HTTP 404), any other HTTP error and a reply without "response" text are
+`OllamaUnavailable`. Local generation is free.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import ClassVar
 
 from django.conf import settings
 
-from ragsite.exceptions import ApplicationError, ConfigurationError, GenerationTimeout, LLMUnavailable
+from ragsite.exceptions import ApplicationError, ConfigurationError, GenerationTimeout, OllamaUnavailable
 
 from .base import Generation, GenerationRequest
 from .overrides import ollama_host
@@ -115,17 +116,17 @@ class OllamaProvider:
                     logger.warning("ollama connection failed (%s); retrying once", reason)
                     continue
                 logger.warning("ollama unreachable at %s: %s", self.host, reason)
-                raise LLMUnavailable(
+                raise OllamaUnavailable(
                     f"Could not reach Ollama at {self.host}.", details=self._details(reason=str(reason))
                 ) from exc
             except http.client.HTTPException as exc:
-                raise LLMUnavailable(
+                raise OllamaUnavailable(
                     "Ollama sent a malformed HTTP reply.", details=self._details(reason=repr(exc))
                 ) from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _http_error(self, exc: urllib.error.HTTPError) -> ApplicationError:
-        """LLMUnavailable for a non-2xx reply, naming the model when Ollama does not have it (404)."""
+        """OllamaUnavailable for a non-2xx reply, naming the model when Ollama does not have it (404)."""
         try:
             body = exc.read().decode("utf-8", "replace")
             error_text = str(json.loads(body).get("error", body))
@@ -134,20 +135,20 @@ class OllamaProvider:
         details = self._details(status=exc.code, error=error_text[:300])
         logger.warning("ollama answered HTTP %s: %s", exc.code, error_text[:300])
         if exc.code == 404:
-            return LLMUnavailable(
+            return OllamaUnavailable(
                 f"Ollama has no model {self.model!r} (pull it with `ollama pull {self.model}`).",
                 details=details,
             )
-        return LLMUnavailable(f"Ollama answered HTTP {exc.code}.", details=details)
+        return OllamaUnavailable(f"Ollama answered HTTP {exc.code}.", details=details)
 
     def _parse(self, raw: bytes) -> dict:
-        """The reply as a dict with "response" text, or LLMUnavailable."""
+        """The reply as a dict with "response" text, or OllamaUnavailable."""
         try:
             reply = json.loads(raw)
         except ValueError as exc:
-            raise LLMUnavailable("Ollama's reply is not JSON.", details=self._details()) from exc
+            raise OllamaUnavailable("Ollama's reply is not JSON.", details=self._details()) from exc
         if not isinstance(reply, dict) or not isinstance(reply.get("response"), str):
-            raise LLMUnavailable('Ollama\'s reply has no "response" text.', details=self._details())
+            raise OllamaUnavailable('Ollama\'s reply has no "response" text.', details=self._details())
         return reply
 
     def _details(self, **extra) -> dict:

@@ -5,6 +5,11 @@ defaults from settings; an unknown option or a bad value is `InvalidQuery` namin
 typo ("topk") is refused instead of silently ignored. Options left at None are decided by a
 later stage: the template's citation style, strictness and follow-up count, the threshold of
 `RAG_MIN_SIMILARITY_THRESHOLD`.
+
+The specifications' other spellings are accepted too: the stage-pipeline spec's `config_metadata`
+object holds the same options (each option given once: there or at the top level), and the
+service-interface spec's `filters.max_results` is `top_k` and `filters.source` names the one
+document to search (resolved against the tenant by `rag.pipeline.scope`).
 """
 
 from __future__ import annotations
@@ -28,6 +33,12 @@ MAX_NEW_TOKENS = 8192
 MAX_REASONING_DEPTH = 10
 TOKEN_BUDGET_RANGE = (200, 100_000)
 MAX_CONVERSATION_ID = 100
+MAX_SOURCE_NAME = 255  # Document.original_filename's and title's length
+CONFIG_METADATA = "config_metadata"
+# The service-interface spec's filter keys that are not search filters (SearchFilters).
+SOURCE_FILTER, MAX_RESULTS_FILTER = "source", "max_results"
+# Fields set from `filters`, never options of their own.
+_FILTER_ONLY_FIELDS = frozenset({"source"})
 
 
 @dataclass(frozen=True)
@@ -55,12 +66,21 @@ class QueryConfig:
     conversation_id: str | None = None
     use_cache: bool = True
     agentic: bool = False  # gather evidence with rag.agent's loop instead of one search
+    source: str | None = None  # filters.source: a document's file name or title (rag.pipeline.scope)
 
     @classmethod
     def from_options(cls, **options: Any) -> QueryConfig:
-        """Validate `options` (JSON-like values; None means "default") into a config."""
+        """Validate `options` (JSON-like values; None means "default") into a config; the options
+        may also come in a `config_metadata` object, and `filters` may hold the spec's `source`
+        and `max_results`. `InvalidQuery` names each bad field as the request spelled it."""
+        errors: dict[str, str] = {}
+        options, from_metadata = _merge_config_metadata(options, errors)
+        # `source` is set from filters.source only (where the spec puts it).
+        errors.update({key: "Unknown option." for key in options if key in _FILTER_ONLY_FIELDS})
+        options = {key: value for key, value in options.items() if key not in _FILTER_ONLY_FIELDS}
+        options = _split_spec_filters(options, errors)
         known = {f.name for f in dataclasses.fields(cls)}
-        errors: dict[str, str] = {key: "Unknown option." for key in options if key not in known}
+        errors.update({key: "Unknown option." for key in options if key not in known})
         values = {key: value for key, value in options.items() if key in known and value is not None}
         checked: dict[str, Any] = {
             "top_k": _int(values, "top_k", settings.RAG_DEFAULT_TOP_K, 1, MAX_TOP_K, errors),
@@ -85,6 +105,7 @@ class QueryConfig:
             "search_mode": _choice(values, "search_mode", MODES, errors) or "hybrid",
             "template_id": _text(values, "template_id", 100, errors),
             "conversation_id": _text(values, "conversation_id", MAX_CONVERSATION_ID, errors),
+            "source": _text(values, "source", MAX_SOURCE_NAME, errors),
         }
         try:
             checked["filters"] = SearchFilters.from_request(values.get("filters"))
@@ -93,7 +114,9 @@ class QueryConfig:
             prefix = "filters." if isinstance(values.get("filters"), Mapping) else ""
             errors.update({f"{prefix}{key}": message for key, message in exc.details.items()})
         if errors:
-            raise InvalidQuery("Some query options are not valid.", details=errors)
+            raise InvalidQuery(
+                "Some query options are not valid.", details=_as_spelled(errors, from_metadata)
+            )
         return cls(**checked)
 
     @property
@@ -108,6 +131,76 @@ class QueryConfig:
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in skipped}
         data["filters"] = _filters_key(self.filters)
         return data
+
+
+def refuse_style_conflict(config: QueryConfig, template) -> None:
+    """`InvalidQuery` when the request names a template (`template_id`) and a `response_style`
+    other than that template's: one template answers in one style, so one of the two would be
+    silently ignored. The same style twice (the orchestration spec's example) is fine."""
+    if config.template_id and config.response_style and config.response_style != template.response_style:
+        raise InvalidQuery(
+            "template_id and response_style disagree; give one of them, or the template's own style.",
+            details={
+                "response_style": f"Template {template.template_id!r} answers in the "
+                f"{template.response_style!r} style, not {config.response_style!r}.",
+                "template_id": f"Its response_style is {template.response_style!r}.",
+            },
+        )
+
+
+def _merge_config_metadata(options: dict, errors: dict) -> tuple[dict, frozenset]:
+    """`options` with the options of its `config_metadata` object moved to the top level, and the
+    names that came from there. An option given both ways is an error (which one would win?)."""
+    if options.get(CONFIG_METADATA) is None:
+        return {key: value for key, value in options.items() if key != CONFIG_METADATA}, frozenset()
+    options = dict(options)
+    nested = options.pop(CONFIG_METADATA)
+    if not isinstance(nested, Mapping):
+        errors[CONFIG_METADATA] = "Must be an object of query options."
+        return options, frozenset()
+    for key, value in nested.items():
+        if options.get(key) is not None:
+            errors[f"{CONFIG_METADATA}.{key}"] = "Also given at the top level; give it once."
+        else:
+            options[key] = value
+    return options, frozenset(nested)
+
+
+def _split_spec_filters(options: dict, errors: dict) -> dict:
+    """`options` with the service-interface spec's `filters.max_results` moved to `top_k` and
+    `filters.source` to `source`; the rest of `filters` stays search filters."""
+    filters = options.get("filters")
+    if not isinstance(filters, Mapping) or not {SOURCE_FILTER, MAX_RESULTS_FILTER} & set(filters):
+        return options
+    filters = dict(filters)
+    options = {**options, "filters": filters}
+    if MAX_RESULTS_FILTER in filters:
+        max_results = filters.pop(MAX_RESULTS_FILTER)
+        problems: dict[str, str] = {}
+        top_k = _int({"top_k": max_results}, "top_k", None, 1, MAX_TOP_K, problems)
+        if options.get("top_k") is not None:
+            problems["top_k"] = "The same as top_k; give one of them."
+        if problems:
+            errors[f"filters.{MAX_RESULTS_FILTER}"] = problems["top_k"]
+        else:
+            options["top_k"] = top_k
+    if SOURCE_FILTER in filters:
+        problems = {}
+        source = _text({"source": filters.pop(SOURCE_FILTER)}, "source", MAX_SOURCE_NAME, problems)
+        if problems:
+            errors[f"filters.{SOURCE_FILTER}"] = problems["source"]
+        else:
+            options["source"] = source
+    return options
+
+
+def _as_spelled(errors: dict, from_metadata: frozenset) -> dict:
+    """Error names as the request spelled them: an option given in config_metadata is
+    "config_metadata.<name>" (and its filters "config_metadata.filters.<name>")."""
+    return {
+        f"{CONFIG_METADATA}.{key}" if key.split(".")[0] in from_metadata else key: message
+        for key, message in errors.items()
+    }
 
 
 def _filters_key(filters: SearchFilters) -> dict:

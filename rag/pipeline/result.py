@@ -184,6 +184,7 @@ def provenance(ctx: QueryContext, *, used: set[int]) -> dict:
         "cost_estimate": round(sum(g.cost_estimate for g in generations), 6),
         "template_id": template.template_id if template else None,
         "template_version": template.version if template else None,
+        "response_style": template.response_style if template else None,
         "citation_style": ctx.citation_style,
         "strictness": ctx.strictness,
         "search_query": ctx.search_query,

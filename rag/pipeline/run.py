@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 
 from rag.retrieval.service import Reader
-from ragsite.exceptions import InvalidQuery
+from ragsite.exceptions import InvalidQuery, NotFound
 from ragsite.request_id import get_request_id, new_request_id
 from tenants.models import Tenant
 
@@ -14,6 +14,7 @@ from .config import QueryConfig
 from .context import QueryContext
 from .executor import PipelineExecutor
 from .sanitize import sanitize
+from .scope import scope_resolve
 from .stages.agent import AgentSearchStage
 from .stages.answer import PostProcessStage, VerifyStage
 from .stages.cache_lookup import CacheLookupStage
@@ -70,22 +71,24 @@ def run_query(
     executor: PipelineExecutor | None = None,
     **options,
 ) -> QueryContext:
-    """Answer `question` for `tenant` with `options` (QueryConfig's fields); returns the finished
-    context, whose `result` is the response. Raises the typed error of a failing stage
-    (`InvalidQuery` 400, `NotFound` 404, `VectorStoreUnavailable` 503, `LLMUnavailable` 503,
-    `GenerationTimeout` 504, ...); the audit row and metrics record failures too, invalid options
-    included.
+    """Answer `question` for `tenant` with `options` (QueryConfig's fields, at the top level or in
+    `config_metadata`); returns the finished context, whose `result` is the response. Raises
+    `NotFound` (404) before any stage for filters naming a case or document the tenant lacks, else
+    the typed error of a failing stage (`InvalidQuery` 400, `NotFound` 404,
+    `VectorStoreUnavailable` 503, `LLMUnavailable` 503, `GenerationTimeout` 504, ...); the audit row
+    and metrics record failures too, invalid options included.
 
     `reader` decides which confidential text may be read (default: a viewer with no access);
     `user_id` or `api_key_prefix` name the caller for the audit trail and conversation history.
     """
-    executor = executor or default_executor(agentic=options.get("agentic") is True)
     ctx = _context(tenant, question, reader, user_id, api_key_prefix, request_id, options)
     try:
-        ctx.config = QueryConfig.from_options(**options)
-    except InvalidQuery as exc:
-        executor.record_refusal(ctx, exc)
+        ctx.config = _checked_config(tenant, options)
+    except (InvalidQuery, NotFound) as exc:
+        (executor or default_executor()).record_refusal(ctx, exc)
         raise
+    # agentic may come as an option or inside config_metadata: the validated config decides.
+    executor = executor or default_executor(agentic=ctx.config.agentic)
     return executor.execute(ctx)
 
 
@@ -124,17 +127,23 @@ def validate_query(
     executor: PipelineExecutor | None = None,
     **options,
 ) -> None:
-    """Refuse now what `run_query` would refuse before searching (bad options, an empty, too long
-    or — under the reject policy — injected question), recorded the same way. For requests that
+    """Refuse now what `run_query` would refuse before searching (bad options, filters naming a case
+    or document the tenant lacks, an empty, too long or — under the reject policy — injected
+    question), recorded the same way. For requests that
     run later, such as async jobs, so a bad request fails at once instead of as a job."""
     executor = executor or default_executor()
     ctx = _context(tenant, question, None, user_id, api_key_prefix, request_id, options)
     try:
-        ctx.config = QueryConfig.from_options(**options)
+        ctx.config = _checked_config(tenant, options)
         sanitize(question, tenant_id=tenant.pk, options=ctx.config.cache_fields())
-    except InvalidQuery as exc:
+    except (InvalidQuery, NotFound) as exc:
         executor.record_refusal(ctx, exc)
         raise
+
+
+def _checked_config(tenant: Tenant, options: dict) -> QueryConfig:
+    """The validated options, their scope checked and resolved against the tenant (rag.pipeline.scope)."""
+    return scope_resolve(tenant=tenant, config=QueryConfig.from_options(**options))
 
 
 def _context(tenant, question, reader, user_id, api_key_prefix, request_id, options) -> QueryContext:

@@ -13,6 +13,7 @@ from tests.rag.pipeline.conftest import (  # noqa: F401
     corpus,
     fake_provider,
     ingest_text,
+    supply_agreements,
 )
 
 

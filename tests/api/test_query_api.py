@@ -140,9 +140,9 @@ def test_another_tenants_documents_are_never_searched(corpus, other_case, ingest
     # Globex has the only lease with a rent clause; Acme asks about rent, filtering on Globex's case.
     ingest_text(other_case, "Tenant shall pay rent of $9,999 monthly to Globex.", filename="globex-lease.txt")
     client = make_key_client(corpus["msa"].tenant, Role.VIEWER)
-    body = ask(client, query="How much monthly rent is paid?", filters={"case_ids": [other_case.pk]}).json()
-    assert body["answer"] is None and body["citations"] == []
-    assert "9,999" not in str(body)
+    response = ask(client, query="How much monthly rent is paid?", filters={"case_ids": [other_case.pk]})
+    assert response.status_code == 404  # the same as a case that does not exist (test_query_contract)
+    assert "9,999" not in response.content.decode()
 
 
 def test_model_failures_are_503_and_504_with_the_error_body(corpus, viewer_client, fake_provider):

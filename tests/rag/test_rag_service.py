@@ -8,6 +8,7 @@ from rag.models import AuditLog
 from rag.service import Answer, RAGService
 from ragsite.exceptions import ConfigurationError, InvalidQuery, LLMUnavailable, NotFound
 from tests.rag.llm.conftest import Received, Reply, closed_port_url, start_server  # noqa: F401  (fixtures)
+from tests.rag.pipeline.conftest import SUPPLY_QUESTION, supply_agreements  # noqa: F401  (fixture)
 from tests.rag.retrieval.conftest import ingest_text  # noqa: F401  (fixture)
 
 NDA = (
@@ -68,11 +69,22 @@ def test_unknown_source_is_i_dont_know(tenant, corpus):
 
 
 @pytest.mark.django_db
-def test_max_results_is_top_k_and_conflicts_with_top_k(tenant, corpus):
-    answer = RAGService(tenant).query("What is the monthly rent?", filters={"max_results": 1})
-    assert answer.result["provenance"]["docs_retrieved"] <= 1
-    with pytest.raises(InvalidQuery):
-        RAGService(tenant).query("What is the monthly rent?", filters={"max_results": 1}, top_k=2)
+def test_max_results_is_top_k_and_conflicts_with_top_k(tenant, supply_agreements):  # noqa: F811
+    # Five passages answer the question: by default all five are retrieved, with max_results
+    # exactly that many, the same ones top_k gives.
+    service = RAGService(tenant)
+    everything = service.query(SUPPLY_QUESTION, use_cache=False).result["provenance"]
+    assert everything["docs_retrieved"] == len(supply_agreements) == 5
+    for n in (1, 3):
+        spec = service.query(SUPPLY_QUESTION, filters={"max_results": n}, use_cache=False).result[
+            "provenance"
+        ]
+        top_k = service.query(SUPPLY_QUESTION, top_k=n, use_cache=False).result["provenance"]
+        assert spec["docs_retrieved"] == n
+        assert spec["documents_retrieved"] == top_k["documents_retrieved"]
+    with pytest.raises(InvalidQuery) as refused:
+        service.query(SUPPLY_QUESTION, filters={"max_results": 1}, top_k=2)
+    assert "filters.max_results" in refused.value.details
 
 
 @pytest.mark.django_db

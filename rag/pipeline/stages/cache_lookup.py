@@ -1,6 +1,7 @@
 """Stage 2: answer from the cache when the same question met the same corpus, template, weights
 and options (rag.pipeline.cache). Also resolves what the key needs: the tenant's index and
-weights versions and the prompt template (a template id the tenant cannot see is a 404 here)."""
+weights versions and the prompt template (a template id the tenant cannot see is a 404 here;
+a template_id with a response_style other than the template's, a 400)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from templates_admin.builtins import BUILTIN_TEMPLATE_ID_BY_STYLE
 from templates_admin.selectors import template_get_by_version
 
 from .. import cache
+from ..config import refuse_style_conflict
 from ..context import QueryContext
 
 
@@ -57,6 +59,7 @@ class CacheLookupStage:
         if snapshot.template_pk is None:
             raise NotFound("Prompt template not found.")
         ctx.template = template_get_by_version(pk=snapshot.template_pk, version=snapshot.template_version)
+        refuse_style_conflict(ctx.config, ctx.template)
         skip = self._skip_reason(ctx)
         if skip:
             ctx.note(self.name, skipped=skip)

@@ -181,6 +181,25 @@ def corpus(case, ingest_text):
     }
 
 
+SUPPLY_QUESTION = "Which supply agreements can be terminated on written notice?"
+
+
+@pytest.fixture
+def supply_agreements(case, ingest_text):
+    """Five agreements with a termination clause each: a question about all of them retrieves as
+    many passages as top_k allows (measured: 5 by default, exactly top_k below that)."""
+    parties = ["Hooli", "Initech", "Globex", "Umbrella", "Vandelay"]
+    return [
+        ingest_text(
+            case,
+            f"SUPPLY AGREEMENT between Acme and {party}.\n\n5. Termination. Either party may terminate "
+            f"this Supply Agreement on {30 + 15 * i} days written notice to the other party.",
+            filename=f"supply-{party.lower()}.txt",
+        )
+        for i, party in enumerate(parties)
+    ]
+
+
 class FakeProvider:
     """A model provider that records each request and answers with `replies` in turn (the last one
     repeats): a dict (sent as JSON), a string, or a callable taking the request. With `error` set,

@@ -13,6 +13,7 @@ from rag.models import AuditLog, Sensitivity
 from rag.pipeline.result import NOT_FOUND_MESSAGE
 from rag.pipeline.run import run_query
 from rag.retrieval.rerank import get_reranker
+from ragsite.exceptions import NotFound
 from tests.rag.sponsorships import (
     APACHE_INSURANCE,
     CANO,
@@ -198,11 +199,13 @@ def test_a_short_question_about_a_chosen_document_is_answered(tenant, contracts,
 
 @pytest.mark.django_db
 def test_another_tenants_document_is_never_said_to_lack_a_clause(tenant, contracts, other_case, ingest_text):
-    # Its id in the filter reads nothing of it: no title in a message, no clause judged.
+    # Its id in the filter reads nothing of it: the request is refused as naming an unknown document
+    # (issue #19: the same 404 as a missing id) before any stage runs, so no title, no clause judged.
     theirs = ingest_text(
         other_case, CANO.replace("Cano", "Vandelay"), filename="theirs.txt", title="Their Deal"
     )
-    ctx = run_query(tenant=tenant, question=UNANSWERABLE, filters={"document_ids": [theirs.pk]})
-    assert "Their Deal" not in json.dumps(ctx.result)
-    assert "missing_clause" not in ctx.stage_metadata.get("build_context", {})
-    assert all(c["document_id"] != theirs.pk for c in ctx.result["citations"])
+    with pytest.raises(NotFound) as refused:
+        run_query(tenant=tenant, question=UNANSWERABLE, filters={"document_ids": [theirs.pk]})
+    assert "Their Deal" not in json.dumps(refused.value.details) + refused.value.message
+    row = AuditLog.objects.get(query=UNANSWERABLE)
+    assert (row.status, row.error_type, row.result) == ("failed", "NotFound", None)

@@ -152,3 +152,22 @@ def test_the_pipelines_selectors_see_only_their_tenant(tenant, other_tenant, cor
     )
     assert selectors.query_snapshot_get(tenant=tenant, template_id="x").weights_version == weights == 0
     assert selectors.query_snapshot_get(tenant=other_tenant, template_id="x").weights_version == 1
+
+
+@pytest.mark.django_db
+def test_filter_ids_unknown_sees_another_tenants_ids_as_missing(tenant, other_tenant, corpus, look_alikes):
+    from rag import selectors
+    from rag.retrieval.filters import SearchFilters
+
+    theirs = look_alikes["msa"]
+    mine = corpus["msa"]
+    asked = SearchFilters(case_ids=(mine.case_id, theirs.case_id), document_ids=(mine.pk, theirs.pk, 2**40))
+    assert selectors.filter_ids_unknown(tenant=tenant, filters=asked) == {
+        "case_ids": [theirs.case_id],
+        "document_ids": [theirs.pk, 2**40],
+    }
+    assert selectors.filter_ids_unknown(tenant=other_tenant, filters=asked) == {
+        "case_ids": [mine.case_id],
+        "document_ids": [mine.pk, 2**40],
+    }
+    assert selectors.filter_ids_unknown(tenant=tenant, filters=SearchFilters(document_ids=(mine.pk,))) == {}

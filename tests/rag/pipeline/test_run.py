@@ -74,6 +74,7 @@ PROVENANCE_KEYS = {
     "cost_estimate",
     "template_id",
     "template_version",
+    "response_style",
     "citation_style",
     "strictness",
     "search_query",

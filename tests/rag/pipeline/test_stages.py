@@ -117,12 +117,23 @@ def test_cache_lookup_answers_from_a_stored_entry_and_halts(tenant, corpus):
         ({}, "legal_analysis_balanced"),
         ({"response_style": "terse"}, "legal_analysis_terse"),
         ({"response_style": "detailed"}, "legal_analysis_detailed"),
-        ({"response_style": "terse", "template_id": "legal_analysis_detailed"}, "legal_analysis_detailed"),
+        ({"response_style": "detailed", "template_id": "legal_analysis_detailed"}, "legal_analysis_detailed"),
     ],
 )
 def test_cache_lookup_picks_the_template(tenant, options, template_id):
     ctx, stage = prepare(tenant, until="cache_lookup", **options)
     assert stage.run(ctx).template.template_id == template_id
+
+
+@pytest.mark.django_db
+def test_cache_lookup_refuses_a_template_id_with_another_response_style(tenant):
+    # Neither may be silently ignored (issue #19): the request must say which style it wants.
+    ctx, stage = prepare(
+        tenant, until="cache_lookup", response_style="terse", template_id="legal_analysis_detailed"
+    )
+    with pytest.raises(InvalidQuery) as refused:
+        stage.run(ctx)
+    assert set(refused.value.details) == {"response_style", "template_id"}
 
 
 @pytest.mark.django_db
