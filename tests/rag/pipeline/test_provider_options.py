@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from rag.pipeline.run import run_query
+from ragsite.exceptions import ConfigurationError
 
 from .conftest import MSA_TITLE
 
@@ -62,3 +63,24 @@ def test_end_list_ends_the_offline_answer_with_a_sources_list(tenant, corpus):
     ]
     assert MSA_TITLE in sources
     assert listed["flags"]["needs_verification"] is False
+
+
+@pytest.mark.django_db
+def test_rag_default_follow_up_count_applies_when_a_request_gives_none(tenant, corpus, settings):
+    settings.RAG_DEFAULT_FOLLOW_UP_COUNT = 4
+    assert len(run_query(tenant=tenant, question=QUESTION).result["follow_up_questions"]) == 4
+    # A request's own count wins; so does the count of a template the request picks.
+    assert (
+        len(run_query(tenant=tenant, question=QUESTION, follow_up_count=1).result["follow_up_questions"]) == 1
+    )
+    terse = run_query(tenant=tenant, question=QUESTION, response_style="terse").result
+    assert len(terse["follow_up_questions"]) == 1  # the built-in terse template's count
+
+
+@pytest.mark.django_db
+def test_an_out_of_range_default_follow_up_count_is_a_configuration_error(tenant, corpus, settings):
+    settings.RAG_DEFAULT_FOLLOW_UP_COUNT = 9
+    with pytest.raises(ConfigurationError) as raised:
+        run_query(tenant=tenant, question=QUESTION)
+    assert raised.value.status_code == 503
+    assert "RAG_DEFAULT_FOLLOW_UP_COUNT" in raised.value.details
