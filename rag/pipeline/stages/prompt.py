@@ -42,13 +42,13 @@ class SelectTemplateStage:
 
 
 def follow_up_count(config, template) -> int:
-    """How many follow-up questions the answer gets: the request's count; else, when the request
-    picks its template (`template_id` or `response_style`), that template's; else
+    """How many follow-up questions the answer gets: the request's count; else the template's when
+    the request picks it (`template_id`, `response_style`) or the tenant made it its own; else
     RAG_DEFAULT_FOLLOW_UP_COUNT (a request that asks for nothing gets the operator's defaults,
-    like RAG_DEFAULT_TEMPLATE)."""
+    like RAG_DEFAULT_TEMPLATE, unless the firm has set its own)."""
     if config.follow_up_count is not None:
         return config.follow_up_count
-    if config.template_id or config.response_style:
+    if config.template_id or config.response_style or not template.is_builtin:
         return template.follow_up_count
     default = settings.RAG_DEFAULT_FOLLOW_UP_COUNT
     if isinstance(default, bool) or not isinstance(default, int) or not 0 <= default <= MAX_FOLLOW_UPS:

@@ -7,6 +7,7 @@ import pytest
 
 from rag.pipeline.run import run_query
 from ragsite.exceptions import ConfigurationError
+from templates_admin import services as template_services
 
 from .conftest import MSA_TITLE
 
@@ -84,3 +85,12 @@ def test_an_out_of_range_default_follow_up_count_is_a_configuration_error(tenant
         run_query(tenant=tenant, question=QUESTION)
     assert raised.value.status_code == 503
     assert "RAG_DEFAULT_FOLLOW_UP_COUNT" in raised.value.details
+
+
+@pytest.mark.django_db
+def test_a_firms_own_default_template_keeps_its_follow_up_count(tenant, corpus, settings):
+    settings.RAG_DEFAULT_FOLLOW_UP_COUNT = 4
+    template_services.template_update(
+        tenant=tenant, template_id="legal_analysis_balanced", data={"follow_up_count": 3}
+    )
+    assert len(run_query(tenant=tenant, question=QUESTION).result["follow_up_questions"]) == 3
