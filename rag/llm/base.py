@@ -80,6 +80,9 @@ class Generation:
     cost_estimate: float  # US dollars
     latency_ms: float
     metadata: dict = field(default_factory=dict)
+    # The reply was cut at the request's max_tokens (Anthropic stop_reason "max_tokens", Ollama
+    # done_reason "length"): its last sentence, and its JSON, may be unfinished.
+    truncated: bool = False
 
     @property
     def tokens_used(self) -> int:
