@@ -88,10 +88,6 @@ def process(
     if data is None:
         data = salvaged_json(text)
         truncated = truncated or data is not None
-    elif truncated:  # the JSON happens to be whole, but its answer may stop mid-sentence
-        data = (
-            {**data, "answer": complete_sentences(data["answer"])} if _is_text(data.get("answer")) else data
-        )
     if data is None and truncated:
         text = complete_sentences(text)
     result = _from_text(text, sources) if data is None else _from_json(data, sources)
@@ -184,10 +180,6 @@ def complete_sentences(text: str) -> str:
 def _balanced(text: str) -> bool:
     """Whether every citation bracket and straight quote opened in `text` is closed."""
     return text.count("[") == text.count("]") and text.count('"') % 2 == 0
-
-
-def _is_text(value) -> bool:
-    return isinstance(value, str) and bool(value.strip())
 
 
 def _from_json(data: dict, sources: Sequence[Source]) -> ProcessedAnswer:

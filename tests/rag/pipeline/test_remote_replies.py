@@ -132,3 +132,33 @@ def test_passages_dropped_for_the_token_budget_are_counted_in_provenance(tenant,
     assert len(roomy["selected_snippets"]) == 2
     assert len(tight["selected_snippets"]) == 1
     assert tight["provenance"]["passages_dropped"] == 1
+
+
+@pytest.mark.django_db
+def test_the_requests_temperature_reaches_ollama(tenant, corpus, remote_model):
+    def whole(received: Received) -> Reply:
+        token = msa_citation_id(received.json()["prompt"])
+        return Reply(200, ollama_reply(f'{{"answer": "{SENTENCES.format(id=token)}"}}', "stop"))
+
+    server = remote_model("ollama", whole)
+    run_query(tenant=tenant, question=QUESTION, temperature=0.7)
+    run_query(tenant=tenant, question=QUESTION)
+    assert [r.json()["options"]["temperature"] for r in server.received] == [0.7, 0.1]
+
+
+@pytest.mark.django_db
+def test_claude_gets_no_temperature_and_the_generation_says_so(tenant, corpus, remote_model):
+    # API version 2026-10-21 (anthropic SDK 2.x) answers 400 to any sampling parameter.
+    def whole(received: Received) -> Reply:
+        body = received.json()
+        if "temperature" in body:
+            return Reply(
+                400, {"type": "error", "error": {"type": "invalid_request_error", "message": "temperature"}}
+            )
+        text = f'{{"answer": "{SENTENCES.format(id=msa_citation_id(body["messages"][0]["content"]))}"}}'
+        return Reply(200, anthropic_reply(text, "end_turn"))
+
+    server = remote_model("anthropic", whole)
+    ctx = run_query(tenant=tenant, question=QUESTION, temperature=0.7)
+    assert ctx.result["answer"] and "temperature" not in server.received[0].json()
+    assert ctx.generation.metadata["temperature"].startswith("not sent")
