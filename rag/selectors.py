@@ -294,6 +294,7 @@ AUDIT_FLAGS = (
     "cache_hit",
     "prompt_injection_detected",
     "indirect_injection_detected",
+    "token_warning",
 )
 
 

@@ -99,6 +99,7 @@ _EXAMPLE_RESPONSE = {
         "cache_hit": False,
         "prompt_injection_detected": False,
         "indirect_injection_detected": False,
+        "token_warning": False,
     },
     "provenance": {
         "index_version": 12,

@@ -149,6 +149,9 @@ class FlagsSerializer(serializers.Serializer):
     cache_hit = serializers.BooleanField()
     prompt_injection_detected = serializers.BooleanField()
     indirect_injection_detected = serializers.BooleanField()
+    token_warning = serializers.BooleanField(
+        help_text="The model's reply was cut off at max_new_tokens: only its complete sentences are shown."
+    )
 
 
 class TimingSerializer(serializers.Serializer):
@@ -192,6 +195,9 @@ class ProvenanceSerializer(serializers.Serializer):
     candidates = serializers.IntegerField()
     docs_retrieved = serializers.IntegerField()
     docs_used = serializers.IntegerField()
+    passages_dropped = serializers.IntegerField(
+        help_text="Passages left out of the prompt for the token budget."
+    )
     documents_retrieved = serializers.ListField(child=serializers.IntegerField())
     documents_used = serializers.ListField(child=serializers.IntegerField())
     not_found_reason = serializers.CharField(allow_null=True)

@@ -122,6 +122,7 @@ class AnthropicProvider:
             cost_estimate=cost or 0.0,
             latency_ms=latency_ms,
             metadata=metadata,
+            truncated=metadata["stop_reason"] == "max_tokens",
         )
 
     def translate_error(self, exc: Exception | None) -> ApplicationError:

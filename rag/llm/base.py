@@ -62,6 +62,12 @@ class GenerationRequest:
     temperature: float = 0.1
     max_tokens: int = 1024
     follow_up_count: int = 2
+    # The template's answer shape, for providers that build the reply themselves (a remote model
+    # reads them in the prompt): "terse" / "balanced" / "detailed", "lenient" / "normal" /
+    # "strict", and the citation style ("end_list" ends the answer with a "Sources:" list).
+    response_style: str = "balanced"
+    strictness: str = "normal"
+    citation_style: str = "inline_numbers"
     # Chain of thought: the answered sub-questions the reply brings together. The prompt carries
     # them for a remote model; the extractive provider composes them itself.
     findings: tuple[Finding, ...] = ()
@@ -81,6 +87,9 @@ class Generation:
     cost_estimate: float  # US dollars
     latency_ms: float
     metadata: dict = field(default_factory=dict)
+    # The reply was cut at the request's max_tokens (Anthropic stop_reason "max_tokens", Ollama
+    # done_reason "length"): its last sentence, and its JSON, may be unfinished.
+    truncated: bool = False
 
     @property
     def tokens_used(self) -> int:

@@ -30,6 +30,17 @@ With chain of thought (`request.findings`), the reply brings the answered sub-qu
 in order, each under its sub-question, keeping their verified quotes and citations; its
 confidence is the weakest part's. It cannot weigh the parts against each other: that is left to
 the reader, and to a real model when one is configured.
+
+The request's options change the reply as the orchestration spec describes them (`reply_style`):
+- `response_style`: "terse" quotes one sentence, the lead window's operative one; "balanced"
+  quotes up to MAX_QUOTES; "detailed" up to MAX_DETAILED_QUOTES (more supporting passages).
+- `strictness`: how well a quote after the lead must score to be quoted too. "normal" uses the
+  bars above; "strict" ("only use provided sources") keeps only quotes close to the lead;
+  "lenient" ("allow some interpretation") takes weaker supporting quotes too.
+- `citation_style` "end_list": the answer ends with a "Sources:" list, one line per cited
+  passage: "[1] Title, p. 3".
+- `temperature` is ignored: the provider has no randomness to tune.
+The defaults (balanced, normal, inline_numbers) give the reply described above, unchanged.
 """
 
 from __future__ import annotations
@@ -38,7 +49,7 @@ import json
 import math
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from rag.ingest.chunking import token_estimate
@@ -55,12 +66,54 @@ RELATIVE_SCORE = 0.6
 # two places (the term, and its renewal), and the lead is not always the one (bench/README.md).
 MIN_WINDOW_SCORE = 0.1
 RELATIVE_WINDOW_SCORE = 0.3
+MAX_DETAILED_QUOTES = 5
 RAW_AT_HALF = 0.3  # see _confidence
 MAX_SENTENCE_CHARS = 600  # a "sentence" longer than this (a run-on list) is cut at a word end
 REDACTED = "[REDACTED]"
 I_DONT_KNOW = "I don't know."
 DISCLAIMER = "Quoted from the retrieved documents; not legal advice. Verify against the full text."
 _BRACKETS = re.compile(r"\[([^\[\]]*)\]")
+
+
+@dataclass(frozen=True)
+class Bars:
+    """How well a quote after the lead must score to be quoted too (see the module docstring)."""
+
+    relative_score: float  # by words: a share of the best sentence's score
+    min_window_score: float  # reranked: the window's own score
+    relative_window_score: float  # reranked: a share of the lead window's score
+
+
+# Strict keeps only quotes close to the lead; lenient also takes weaker supporting ones.
+BARS = {
+    "strict": Bars(relative_score=0.8, min_window_score=0.25, relative_window_score=0.6),
+    "normal": Bars(RELATIVE_SCORE, MIN_WINDOW_SCORE, RELATIVE_WINDOW_SCORE),
+    "lenient": Bars(relative_score=0.4, min_window_score=0.05, relative_window_score=0.15),
+}
+QUOTES_BY_STYLE = {"terse": 1, "balanced": MAX_QUOTES, "detailed": MAX_DETAILED_QUOTES}
+
+
+@dataclass(frozen=True)
+class ReplyStyle:
+    """What the request's options ask of the reply; the defaults give the balanced, normal reply."""
+
+    max_quotes: int = MAX_QUOTES
+    bars: Bars = field(default_factory=lambda: BARS["normal"])
+    one_sentence: bool = False  # terse: the lead window's operative sentence only
+    sources_list: bool = False  # end_list: a "Sources:" list ends the answer
+
+
+def reply_style(
+    response_style: str = "balanced", strictness: str = "normal", citation_style: str = "inline_numbers"
+) -> ReplyStyle:
+    """The reply style for a request's options (see the module docstring); unknown values are the
+    defaults (the pipeline has validated them)."""
+    return ReplyStyle(
+        max_quotes=QUOTES_BY_STYLE.get(response_style, MAX_QUOTES),
+        bars=BARS.get(strictness, BARS["normal"]),
+        one_sentence=response_style == "terse",
+        sources_list=citation_style == "end_list",
+    )
 
 
 @dataclass(frozen=True)
@@ -82,14 +135,25 @@ class ExtractiveProvider:
     def generate(self, request: GenerationRequest) -> Generation:
         """Quote the best sentences of `request.sources` for `request.question` (see module doc)."""
         started = time.perf_counter()
+        options = {
+            "response_style": request.response_style,
+            "strictness": request.strictness,
+            "citation_style": request.citation_style,
+        }
         if request.findings:
-            reply = synthesis(request.findings, request.sources, follow_up_count=request.follow_up_count)
+            reply = synthesis(
+                request.findings,
+                request.sources,
+                follow_up_count=request.follow_up_count,
+                citation_style=request.citation_style,
+            )
         else:
             reply = answer(
                 request.question,
                 request.sources,
                 follow_up_count=request.follow_up_count,
                 each_document=request.each_document,
+                **options,
             )
         text = json.dumps(reply, ensure_ascii=False)
         return Generation(
@@ -109,12 +173,24 @@ def answer(
     *,
     follow_up_count: int = 2,
     each_document: tuple[int, ...] = (),
+    response_style: str = "balanced",
+    strictness: str = "normal",
+    citation_style: str = "inline_numbers",
 ) -> dict:
     """The reply as a dict in the model output format (see the module docstring). `each_document`:
-    the question may mean any of the sources' documents, so each one's best window is quoted."""
+    the question may mean any of the sources' documents, so each one's best window is quoted.
+    `response_style`, `strictness` and `citation_style` shape it as the module docstring says."""
+    style = reply_style(response_style, strictness, citation_style)
     windows = [s for s in sources if s.answer_score is not None and s.focus.strip() and _readable(s)]
     if windows:
-        return _from_windows(question, windows, follow_up_count, each_document=each_document)
+        reply = _from_windows(question, windows, follow_up_count, each_document=each_document, style=style)
+    else:
+        reply = _from_sentences(question, sources, follow_up_count, style=style)
+    return with_sources_list(reply, sources) if style.sources_list else reply
+
+
+def _from_sentences(question: str, sources, follow_up_count: int, *, style: ReplyStyle) -> dict:
+    """The reply quoting the sentences that share the most weighted terms with the question."""
     terms = snippets.query_terms(legal_terms.expand(question))
     sentences = _sentences(sources, terms)
     weights = _term_weights(terms, sentences)
@@ -126,7 +202,7 @@ def answer(
     best_score = scored[0][0]
     quotes: list[_Sentence] = []
     for score, sentence in scored:
-        if len(quotes) == MAX_QUOTES or score < RELATIVE_SCORE * best_score:
+        if len(quotes) == style.max_quotes or score < style.bars.relative_score * best_score:
             break
         if not any(_same_place(q, sentence) for q in quotes):
             quotes.append(sentence)
@@ -144,7 +220,13 @@ def answer(
     }
 
 
-def synthesis(findings: tuple[Finding, ...], sources, *, follow_up_count: int = 2) -> dict:
+def synthesis(
+    findings: tuple[Finding, ...],
+    sources,
+    *,
+    follow_up_count: int = 2,
+    citation_style: str = "inline_numbers",
+) -> dict:
     """The reply that brings the answered sub-questions together (see the module docstring)."""
     answered = [finding for finding in findings if finding.answer is not None]
     if not answered:
@@ -161,17 +243,34 @@ def synthesis(findings: tuple[Finding, ...], sources, *, follow_up_count: int = 
                 continue
             citations.append({"id": token, "doc_id": str(source.document_id), "snippet": snippet})
             quotes.append(_Sentence(source, snippet, frozenset(), len(quotes)))
-    return {
+    reply = {
         "answer": " ".join(parts),
         "citations": citations,
         "follow_ups": follow_ups(" ".join(f.question for f in findings), quotes, follow_up_count),
         "confidence": min(finding.confidence for finding in answered),
         "disclaimer": DISCLAIMER,
     }
+    return with_sources_list(reply, sources) if citation_style == "end_list" else reply
+
+
+def with_sources_list(reply: dict, sources) -> dict:
+    """`reply` with its answer ending in a "Sources:" list: one line per cited passage, "[1] Title,
+    p. 3" (citation_style end_list). A reply citing nothing is left as it is."""
+    by_id = {source.citation_id: source for source in sources}
+    cited = [by_id[token] for token in dict.fromkeys(c["id"] for c in reply["citations"]) if token in by_id]
+    if not cited:
+        return reply
+    lines = [f"[{source.citation_id}] {_title(source)}, p. {source.page}" for source in cited]
+    return {**reply, "answer": reply["answer"] + "\n\nSources:\n" + "\n".join(lines)}
 
 
 def _from_windows(
-    question: str, sources: list[Source], follow_up_count: int, *, each_document: tuple[int, ...]
+    question: str,
+    sources: list[Source],
+    follow_up_count: int,
+    *,
+    each_document: tuple[int, ...],
+    style: ReplyStyle,
 ) -> dict:
     """The reply quoting the cross-encoder's best answer windows (see the module docstring)."""
     # The first passage's document is the one answering (the ranking weighed how well each document
@@ -190,14 +289,16 @@ def _from_windows(
             _Sentence(s, operative_text(s.focus), frozenset(), n) for n, s in enumerate(firsts.values())
         ]
     for source in ranked if not quotes else ():
-        if len(quotes) == MAX_QUOTES:
+        if len(quotes) == style.max_quotes:
             break
         if quotes and (
-            source.answer_score < MIN_WINDOW_SCORE
-            or source.answer_score < RELATIVE_WINDOW_SCORE * lead.answer_score
+            source.answer_score < style.bars.min_window_score
+            or source.answer_score < style.bars.relative_window_score * lead.answer_score
         ):
             break
         text = operative_text(source.focus)
+        if style.one_sentence:
+            text = first_sentence(text)
         if not any(_overlaps(q, source, text) for q in quotes):
             quotes.append(_Sentence(source, text, frozenset(), len(quotes)))
     return {
@@ -293,6 +394,12 @@ def operative_text(window: str) -> str:
     if len(text) > MAX_SENTENCE_CHARS:
         text = text[: text.rfind(" ", 0, MAX_SENTENCE_CHARS)]
     return text
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of `text` (all of it when it is one)."""
+    spans = snippets.sentence_spans(text)
+    return text[spans[0][0] : spans[0][1]].strip() if spans else text
 
 
 def _readable(source: Source) -> bool:

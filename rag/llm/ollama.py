@@ -81,6 +81,7 @@ class OllamaProvider:
             cost_estimate=0.0,
             latency_ms=latency_ms,
             metadata={"done_reason": reply.get("done_reason"), "created_at": reply.get("created_at")},
+            truncated=reply.get("done_reason") == "length",
         )
 
     def ping(self, timeout: float = 2.0) -> bool:

@@ -5,6 +5,11 @@ comply: the JSON may sit in a ```json fence or between sentences of prose, or th
 plain text citing `[1]`, `[doc_42]` or `[Lease agreement, page 3]` (the Ollama contract's style).
 All of these are understood; anything else is an answer without citations.
 
+A reply cut off at the token limit (`truncated`, or JSON that stops before its end) is never shown
+as raw `{"answer": "…` text: what its JSON holds is salvaged (the answer, the citations listed in
+full), the answer keeps only its complete sentences with their citation markers, and the
+disclaimer says it was cut off.
+
 Citation tokens are mapped to the sources the prompt listed (`rag.llm.Source`): by citation id, by
 document id ("doc_42", "42"), or by title or file name ("msa.pdf"), alone or with a place in the
 document: "[Lease, page 3]" ("p. 3", "pp. 3-4": a passage covering that page), "[Lease, section 4]"
@@ -55,6 +60,18 @@ _HEADINGS_IN_TEXT = re.compile(rf"^[ \t]*{_SECTION_WORD}(\d{{1,4}}(?:\.\d{{1,4}}
 _DOC_ID = re.compile(r"^(?:doc[_-]?)?(\d{1,18})$", re.I)
 # A citation token as the context builder writes them: "1", "doc_42", "doc_42_2" (a second passage).
 _TOKEN = re.compile(r"^(?:doc[_-]?)?\d{1,18}(?:_\d{1,6})?$", re.I)
+# Where a sentence may end in a cut-off answer: at . ! or ? (with any closing quote or bracket and
+# the citation markers right after it), or at a closing quote followed by citation markers
+# ('"…" [1]; and'), before a space, ";" or the end of the text.
+_MARKERS_AFTER = r"(?:\s*\[[^\[\]\n]{1,200}\])"
+_SENTENCE_END = re.compile(
+    rf"(?:[.!?][\"'\u201d\u2019)]*{_MARKERS_AFTER}*|[\"\u201d]{_MARKERS_AFTER}+)(?=[\s;]|$)"
+)
+_ANSWER_FIELD = re.compile(r'"answer"\s*:\s*"')
+_CITATIONS_FIELD = re.compile(r'"citations"\s*:\s*\[')
+TRUNCATED_DISCLAIMER = (
+    "The model's reply was cut off at the max_new_tokens limit: only its complete sentences are shown."
+)
 _CONFIDENCE_WORDS = {
     "very high": 0.95, "high": 0.85, "medium": 0.6, "moderate": 0.6, "low": 0.3, "very low": 0.1,
 }  # fmt: skip
@@ -80,16 +97,29 @@ class ProcessedAnswer:
     confidence: float | None = None  # 0..1, None when the model gave none
     disclaimer: str = ""
     output_format: str = "json"  # "json" or "text"
+    truncated: bool = False  # the reply was cut off at the token limit (flags.token_warning)
 
 
-def process(text: str, sources: Sequence[Source], *, follow_up_count: int) -> ProcessedAnswer:
+def process(
+    text: str, sources: Sequence[Source], *, follow_up_count: int, truncated: bool = False
+) -> ProcessedAnswer:
     """Parse `text` (the model's reply) and map its citations to `sources` (see module docstring).
+    `truncated`: the provider says the reply was cut off at the token limit.
 
     Returns exactly `follow_up_count` follow-up questions when the model gave at least that many,
     fewer otherwise (the caller may add its own).
     """
-    data = _json_object(text or "")
-    result = _from_text(text or "", sources) if data is None else _from_json(data, sources)
+    text = text or ""
+    data = _json_object(text)
+    if data is None:
+        data = salvaged_json(text)
+        truncated = truncated or data is not None
+    if data is None and truncated:
+        text = complete_sentences(text)
+    result = _from_text(text, sources) if data is None else _from_json(data, sources)
+    if truncated:
+        result.truncated = True
+        result.disclaimer = " ".join(filter(None, [TRUNCATED_DISCLAIMER, result.disclaimer]))
     result.follow_ups = result.follow_ups[: max(follow_up_count, 0)]
     if result.answer is not None and I_DONT_KNOW_PATTERN.match(result.answer):
         result.answer, result.citations = None, []
@@ -115,6 +145,67 @@ def _json_object(text: str) -> dict | None:
         if isinstance(value, dict) and "answer" in value:
             return value
     return None
+
+
+def salvaged_json(text: str) -> dict | None:
+    """What a JSON reply cut off before its end still holds: {"answer": its complete sentences
+    (all of it when its string was closed), "citations": the citation objects listed in full}.
+    None when `text` has no "answer" field."""
+    field = _ANSWER_FIELD.search(text)
+    if field is None:
+        return None
+    answer, closed = _json_string_prefix(text, field.end())
+    if not closed:
+        answer = complete_sentences(answer)
+    return {"answer": answer, "citations": _complete_items(text, field.end())}
+
+
+def _json_string_prefix(text: str, start: int) -> tuple[str, bool]:
+    """The JSON string starting at `start` (just after its opening quote), decoded as far as it
+    goes, and whether its closing quote was reached."""
+    end = start
+    while end < len(text) and text[end] != '"':
+        end += 2 if text[end] == "\\" else 1
+    closed = end < len(text)
+    raw = text[start:end] if closed else text[start:end].rstrip("\\")
+    while raw:  # an escape cut in the middle ("\u20") cannot be decoded: drop what is left of it
+        try:
+            return json.loads(f'"{raw}"'), closed
+        except ValueError:
+            raw = raw[: raw.rfind("\\")] if "\\" in raw else ""
+    return "", closed
+
+
+def _complete_items(text: str, start: int) -> list:
+    """The items of the "citations" array after `start` that were sent in full."""
+    field = _CITATIONS_FIELD.search(text, start)
+    if field is None:
+        return []
+    decoder, items, position = json.JSONDecoder(), [], field.end()
+    while True:
+        position = len(text) - len(text[position:].lstrip(" \t\r\n,"))
+        try:
+            item, position = decoder.raw_decode(text, position)
+        except ValueError:
+            return items
+        items.append(item)
+
+
+def complete_sentences(text: str) -> str:
+    """The longest start of `text` that ends a sentence (with its citation markers), its quotes
+    and brackets balanced: what a reply cut off mid-sentence can show. "" when no sentence ended."""
+    for match in reversed(list(_SENTENCE_END.finditer(text))):
+        prefix = text[: match.end()]
+        # "Section 10." at the very end may be "Section 10.2" cut short: not a sentence end.
+        number_cut = match.end() == len(text) and text[match.start() - 1 : match.start()].isdigit()
+        if _balanced(prefix) and not number_cut:
+            return prefix.strip()
+    return ""
+
+
+def _balanced(text: str) -> bool:
+    """Whether every citation bracket and straight quote opened in `text` is closed."""
+    return text.count("[") == text.count("]") and text.count('"') % 2 == 0
 
 
 def _from_json(data: dict, sources: Sequence[Source]) -> ProcessedAnswer:

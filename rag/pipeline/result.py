@@ -161,6 +161,8 @@ def flags(ctx: QueryContext) -> dict:
         "cache_hit": ctx.cache_hit,
         "prompt_injection_detected": bool(sanitized and sanitized.prompt_injection_detected),
         "indirect_injection_detected": bool(ctx.context and ctx.context.injection_flagged),
+        # The model's reply was cut off at max_new_tokens (only its complete sentences are shown).
+        "token_warning": bool(ctx.processed and ctx.processed.truncated),
     }
 
 
@@ -195,6 +197,8 @@ def provenance(ctx: QueryContext, *, used: set[int]) -> dict:
         "candidates": len(found.candidates) if found else 0,
         "docs_retrieved": len(retrieved),  # passages; the documents they come from are below
         "docs_used": len(used),
+        # Passages retrieved but left out of the prompt: over RAG_TOKEN_BUDGET / token_budget.
+        "passages_dropped": len(ctx.context.dropped_chunk_ids) if ctx.context else 0,
         "documents_retrieved": list(dict.fromkeys(retrieved)),
         "documents_used": sorted(used),
         "not_found_reason": ctx.not_found_reason,

@@ -17,6 +17,8 @@ import dataclasses
 
 from django.conf import settings
 
+from rag.llm import Generation
+
 from ..context import QueryContext
 from ..postprocess import MARKER, ProcessedAnswer, marker_tokens, process
 from ..verify import Verification, verify
@@ -44,10 +46,11 @@ class PostProcessStage:
     runs_after_halt = False
 
     def run(self, ctx: QueryContext) -> QueryContext:
-        ctx.processed = _process(ctx, ctx.generation.text)
+        ctx.processed = _process(ctx, ctx.generation)
         ctx.note(
             self.name,
             output_format=ctx.processed.output_format,
+            truncated=ctx.processed.truncated,
             citations=len(ctx.processed.citations),
             invalid_citations=list(ctx.processed.invalid_citations),
             confidence=ctx.processed.confidence,
@@ -55,8 +58,13 @@ class PostProcessStage:
         return ctx
 
 
-def _process(ctx: QueryContext, text: str) -> ProcessedAnswer:
-    processed = process(text, ctx.context.sources, follow_up_count=ctx.follow_up_count)
+def _process(ctx: QueryContext, generation: Generation) -> ProcessedAnswer:
+    processed = process(
+        generation.text,
+        ctx.context.sources,
+        follow_up_count=ctx.follow_up_count,
+        truncated=generation.truncated,
+    )
     processed.follow_ups = _topped_up(processed, ctx.follow_up_count)
     return processed
 
@@ -100,7 +108,7 @@ class VerifyStage:
             retries += 1
             prompt = build_prompt(ctx, strictness="strict")
             generation = call_model(ctx, dataclasses.replace(prompt, user=prompt.user + RERUN_NOTE))
-            processed = _process(ctx, generation.text)
+            processed = _process(ctx, generation)
             verification = verify(processed, sources)
             if _better(processed, verification, ctx.processed, ctx.verification):
                 ctx.processed, ctx.verification = processed, verification

@@ -30,6 +30,9 @@ def call_model(
         temperature=ctx.config.temperature,
         max_tokens=ctx.config.max_new_tokens,
         follow_up_count=prompt.follow_up_count,
+        response_style=ctx.config.response_style or ctx.template.response_style,
+        strictness=prompt.strictness,
+        citation_style=prompt.citation_style,
         findings=reasoning.findings() if reasoning and not step else (),
         each_document=_each_document(ctx) if not step else (),
     )

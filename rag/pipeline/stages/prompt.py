@@ -9,7 +9,8 @@ from __future__ import annotations
 from django.conf import settings
 
 from rag.retrieval import service as retrieval
-from templates_admin.rendering import render
+from ragsite.exceptions import ConfigurationError
+from templates_admin.rendering import MAX_FOLLOW_UPS, render
 
 from .. import tokens
 from ..answerability import answerability, missing_clause
@@ -27,9 +28,7 @@ class SelectTemplateStage:
         template, config = ctx.template, ctx.config
         ctx.citation_style = config.citation_style or template.citation_style
         ctx.strictness = config.strictness or template.strictness
-        ctx.follow_up_count = (
-            template.follow_up_count if config.follow_up_count is None else config.follow_up_count
-        )
+        ctx.follow_up_count = follow_up_count(config, template)
         ctx.note(
             self.name,
             template_id=template.template_id,
@@ -40,6 +39,25 @@ class SelectTemplateStage:
             follow_up_count=ctx.follow_up_count,
         )
         return ctx
+
+
+def follow_up_count(config, template) -> int:
+    """How many follow-up questions the answer gets: the request's count; else the template's when
+    the request picks it (`template_id`, `response_style`) or the tenant made it its own; else
+    RAG_DEFAULT_FOLLOW_UP_COUNT (a request that asks for nothing gets the operator's defaults,
+    like RAG_DEFAULT_TEMPLATE, unless the firm has set its own)."""
+    if config.follow_up_count is not None:
+        return config.follow_up_count
+    if config.template_id or config.response_style or not template.is_builtin:
+        return template.follow_up_count
+    default = settings.RAG_DEFAULT_FOLLOW_UP_COUNT
+    if isinstance(default, bool) or not isinstance(default, int) or not 0 <= default <= MAX_FOLLOW_UPS:
+        # The operator's mistake, not the request's: 503 naming the setting, not 400.
+        raise ConfigurationError(
+            f"RAG_DEFAULT_FOLLOW_UP_COUNT {default!r} is out of range.",
+            details={"RAG_DEFAULT_FOLLOW_UP_COUNT": f"0 to {MAX_FOLLOW_UPS}."},
+        )
+    return default
 
 
 class BuildContextStage:

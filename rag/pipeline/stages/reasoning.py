@@ -206,7 +206,7 @@ def _answer(ctx: QueryContext, step: ReasoningStep, entries: list[ContextEntry])
     # header already, and quoting by it would pick the sentence naming the parties. The prompt a
     # model reads keeps the whole sub-question.
     generation = call_model(ctx, prompt, question=step.focus or step.question, sources=sources)
-    processed = process(generation.text, sources, follow_up_count=0)
+    processed = process(generation.text, sources, follow_up_count=0, truncated=generation.truncated)
     if processed.answer is None:
         step.not_found_reason = NOT_IN_PASSAGES
         return

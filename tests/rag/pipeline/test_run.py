@@ -59,6 +59,7 @@ FLAG_KEYS = {
     "cache_hit",
     "prompt_injection_detected",
     "indirect_injection_detected",
+    "token_warning",
 }
 PROVENANCE_KEYS = {
     "index_version",
@@ -85,6 +86,7 @@ PROVENANCE_KEYS = {
     "candidates",
     "docs_retrieved",
     "docs_used",
+    "passages_dropped",
     "documents_retrieved",
     "documents_used",
     "not_found_reason",
@@ -155,8 +157,10 @@ def test_an_answer_has_exactly_the_documented_shape(tenant, corpus):
         "cache_hit": False,
         "prompt_injection_detected": False,
         "indirect_injection_detected": False,
+        "token_warning": False,
     }
     provenance = result["provenance"]
+    assert provenance["passages_dropped"] == 0
     assert provenance["documents_used"] == [msa.pk] and provenance["docs_used"] == 1
     assert msa.pk in provenance["documents_retrieved"]
     assert (provenance["model_provider"], provenance["model"], provenance["model_calls"]) == (

@@ -497,6 +497,7 @@ def test_postprocess_tops_follow_ups_up_to_exactly_the_count(tenant, corpus, fak
     ]
     assert ctx.stage_metadata["postprocess"] == {
         "output_format": "json",
+        "truncated": False,
         "citations": 1,
         "invalid_citations": [],
         "confidence": 0.9,
