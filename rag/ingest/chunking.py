@@ -12,11 +12,15 @@ Guarantees, for every chunk (tested):
   `prev.end - next.start <= overlap` (a negative value means no shared text);
 - every non-blank character of the source lies in at least one chunk.
 
-Where a chunk ends: in the last 30% of the `size` window, the last paragraph break (not the one
-right after a heading), else the last sentence end, else the last ";", else the last line break;
-failing those, the last blank anywhere in the window. "Inc.", "No.", "U.S.", "e.g." and other legal
-abbreviations, initials and list markers ("1." at the start of a line) are not sentence ends, nor
-is a period followed by a lower-case word.
+With `readable` (the ingest service passes the embedding model's reach), a chunk also never holds
+more than the model reads: a passage longer than its window (all-MiniLM-L6-v2: 256 word pieces)
+ends earlier, so no passage has a tail that is stored and cited but never embedded.
+
+Where a chunk ends: in the last 30% of the `size` window (or of the part the model reads), the last
+paragraph break (not the one right after a heading), else the last sentence end, else the last ";",
+else the last line break; failing those, the last blank anywhere in the window. "Inc.", "No.",
+"U.S.", "e.g." and other legal abbreviations, initials and list markers ("1." at the start of a
+line) are not sentence ends, nor is a period followed by a lower-case word.
 
 Where the next one starts: `overlap` characters before the previous end, moved forward to the next
 word start; a sentence start in the first half of that overlap region is preferred.
@@ -30,7 +34,7 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -126,8 +130,14 @@ def chunk_text(
     overlap: int = DEFAULT_OVERLAP,
     pages: Iterable[PageLike] = (),
     sections: Iterable[SectionLike] = (),
+    readable: Callable[[str], int] | None = None,
 ) -> list[ChunkSpan]:
-    """Chunks of `source` (see the module docstring for the rules); [] for blank text."""
+    """Chunks of `source` (see the module docstring for the rules); [] for blank text.
+
+    `readable(text)` says how many leading characters of a chunk's text the embedding model reads
+    (all of them, or fewer for a text longer than its window); a chunk it would not read whole is
+    ended earlier, at the best boundary within what it reads.
+    """
     validate_chunk_config(size, overlap)
     if not isinstance(source, str):
         raise TypeError(f"chunk_text() needs a str, not {type(source).__name__}")
@@ -153,15 +163,14 @@ def chunk_text(
     chunks: list[ChunkSpan] = []
     start, prev_end = text_start, -1
     while True:
-        if text_end - start <= size:
-            end = text_end
-        else:
-            end = _cut(source, start, size, prev_end)
-            if end <= prev_end:
-                # Every cut in this window falls inside the previous chunk (only possible when the
-                # overlap is most of the size): restart right after the previous chunk instead.
-                start = _next_nonblank(source, prev_end)
-                continue
+        end = text_end if text_end - start <= size else _cut(source, start, size, prev_end)
+        if readable is not None:
+            end = _within_readable(source, start, end, prev_end, readable)
+        if end <= prev_end:
+            # Every cut in this window falls inside the previous chunk (only possible when the
+            # overlap is most of the size): restart right after the previous chunk instead.
+            start = _next_nonblank(source, prev_end)
+            continue
         chunks.append(
             ChunkSpan(
                 index=len(chunks),
@@ -208,6 +217,14 @@ def _cut(source: str, start: int, size: int, prev_end: int) -> int:
     if last_blank > start:
         return last_blank
     return limit  # one word longer than the whole window: cut it hard
+
+
+def _within_readable(source: str, start: int, end: int, prev_end: int, readable: Callable[[str], int]) -> int:
+    """`end`, or an earlier cut when `readable` would not read all of source[start:end]."""
+    read = readable(source[start:end])
+    if read >= end - start:
+        return end
+    return _cut(source, start, max(read, 1), prev_end)
 
 
 def _next_start(source: str, start: int, end: int, overlap: int) -> int:

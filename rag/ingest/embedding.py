@@ -127,6 +127,19 @@ def _encode(texts: list[str], vectors: np.ndarray, batch_size: int | None) -> np
     return vectors
 
 
+def readable_length(text: str) -> int:
+    """How many leading characters of `text` the model reads: all of them, or for a text longer
+    than its window (max_seq_length word pieces, two of them its start and end markers; 256 for
+    all-MiniLM-L6-v2) up to the end of the last word piece it reads. The rest would be dropped
+    from the vector without a word, so the chunker ends passages there."""
+    model = get_model()
+    pieces = model.tokenizer(
+        text, add_special_tokens=False, return_offsets_mapping=True, truncation=False, verbose=False
+    )["offset_mapping"]
+    window = model.max_seq_length - 2
+    return len(text) if len(pieces) <= window else pieces[window - 1][1]
+
+
 def model_status() -> dict:
     """For health checks: whether the model is loaded here, or at least present on disk."""
     try:

@@ -39,8 +39,19 @@ KIND_BY_MIME = {
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
     "text/plain": "txt",
 }
+# How passages are cut beyond their configured size: never longer than the embedding model reads
+# (chunking.py). Part of index_id(): documents indexed under another rule are reindexed.
+PASSAGE_RULE = "within-model-window"
 # Progress: extraction and chunking up to 10 %, embedding 10-95 %, writing the rest.
 _EMBED_FROM, _EMBED_TO = 10, 95
+
+
+def index_id() -> str:
+    """How a document's passages were made: the embedding model (its vectors' space,
+    `embedding.model_id()`, stored on each chunk) and PASSAGE_RULE. Stored on the document; a
+    ready document with another value is stale and the worker reindexes it at start-up (vectors of
+    unchanged passages are reused)."""
+    return f"{embedding.model_id()} | passages {PASSAGE_RULE}"
 
 
 @dataclass(frozen=True)
@@ -352,6 +363,7 @@ def _ingest(document: Document) -> Document:
         overlap=settings.RAG_CHUNK_OVERLAP,
         pages=extracted.pages,
         sections=extracted.sections,
+        readable=_embedded_length,
     )
     embed_inputs = [normalize(span.text).text for span in spans]
     hashes = [hashlib.sha256(text.encode()).hexdigest() for text in embed_inputs]
@@ -391,7 +403,7 @@ def _ingest(document: Document) -> Document:
         locked.page_count = len(extracted.pages)
         locked.page_starts = [page.start for page in extracted.pages]
         locked.chunk_count = len(chunks)
-        locked.embedding_model = model_id
+        locked.embedding_model = index_id()
         locked.status = DocumentStatus.READY
         locked.progress = 100
         locked.stage = ""
@@ -401,6 +413,17 @@ def _ingest(document: Document) -> Document:
         bump_index_version(tenant=locked.tenant)
     logger.info("document indexed", extra={"document_id": locked.pk, "chunks": len(chunks)})
     return locked
+
+
+def _embedded_length(passage: str) -> int:
+    """How many leading characters of `passage` its vector reads (what is embedded is its
+    normalized text, mapped back here), so the chunker keeps every passage within the model's
+    window."""
+    normalized = normalize(passage)
+    read = embedding.readable_length(normalized.text)
+    if read >= len(normalized.text):
+        return len(passage)
+    return normalized.to_source(0, read)[1]
 
 
 def _set_title_from_text(document: Document, text: str) -> None:
@@ -494,9 +517,10 @@ def case_reindex(*, tenant: Tenant, case_id: int) -> int:
 
 
 def tenant_reindex(*, tenant: Tenant, stale_only: bool = False) -> int:
-    """Queue every document of the tenant (or only those embedded with another model)."""
+    """Queue every document of the tenant (or only the stale ones: indexed with another model or
+    passage rule, see `index_id`)."""
     if stale_only:
-        documents = selectors.document_list_stale(tenant=tenant, embedding_model=embedding.model_id())
+        documents = selectors.document_list_stale(tenant=tenant, embedding_model=index_id())
     else:
         documents = selectors.document_list(tenant=tenant)
     ids = list(documents.values_list("pk", flat=True))

@@ -40,7 +40,7 @@ def test_each_format_ends_ready_with_exact_offsets(case, upload, name, mime):
     assert document.status == DocumentStatus.READY, document.error_message
     assert document.mime_type == mime
     assert (document.progress, document.stage) == (100, "")
-    assert document.embedding_model == embedding.model_id()
+    assert document.embedding_model == service.index_id()
     _assert_exact_offsets(document)
 
 

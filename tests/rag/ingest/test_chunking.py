@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import itertools
 import random
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -407,3 +408,43 @@ def test_the_full_cuad_corpus_chunks_correctly():
     results = [chunk_text(text) for text in texts]
     for text, chunks in zip(texts, results, strict=True):
         check_chunks(text, chunks, DEFAULT_SIZE, DEFAULT_OVERLAP)
+
+
+# ---------------------------------------------------------------- the embedding model's window
+
+
+def first_words(limit: int):
+    """A stand-in for the model's reach: it reads the first `limit` words of a text."""
+
+    def readable(text: str) -> int:
+        ends = [m.end() for m in re.finditer(r"\S+", text)]
+        return len(text) if len(ends) <= limit else ends[limit - 1]
+
+    return readable
+
+
+def test_a_chunk_ends_where_the_model_stops_reading():
+    source = sentences(random.Random(5), 60)
+    chunks = chunk_text(source, size=1000, overlap=100, readable=first_words(40))
+    check_chunks(source, chunks, 1000, 100)
+    assert all(len(c.text.split()) <= 40 for c in chunks)
+    assert max(len(c.text.split()) for c in chunks) > 30  # cut near the reach, not far before it
+    assert sum(c.text.endswith(".") for c in chunks[:-1]) / (len(chunks) - 1) > 0.6  # at sentence ends
+
+
+def test_a_chunk_the_model_reads_whole_is_unchanged():
+    source = sentences(random.Random(6), 60)
+    assert chunk_text(source, readable=len) == chunk_text(source)
+
+
+def test_random_texts_keep_every_guarantee_within_the_models_reach():
+    rng = random.Random(29)
+    pieces = ["word", "Inc.", "end.", "clause;", "x" * 70, "_" * 140, " ", "  ", "\n", "\n\n", ". ", "(a)"]
+    for _ in range(200):
+        source = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 400)))
+        size = rng.randint(50, 400)
+        overlap = rng.randint(0, size - 1)
+        limit = rng.randint(1, 60)
+        chunks = chunk_text(source, size=size, overlap=overlap, readable=first_words(limit))
+        check_chunks(source, chunks, size, overlap)
+        assert all(len(c.text.split()) <= limit or len(c.text.split()) == 1 for c in chunks)
