@@ -10,13 +10,13 @@ import pytest
 
 from rag.models import AuditLog, AuditStatus
 from tenants.models import Role
+from tests.error_bodies import QUERY_ERROR_FIELDS
 from tests.rag.llm.conftest import FakeServer, Reply
 from tests.rag.pipeline.conftest import ingest_msa
 
 pytestmark = pytest.mark.django_db
 
 QUESTION = "How much notice is needed to terminate the agreement?"
-ERROR_FIELDS = {"error_type", "message", "request_id", "details"}
 
 
 def _api_error(status: int, error_type: str) -> Reply:
@@ -53,7 +53,7 @@ def _failed_query(client, status: int, error_type: str) -> dict:
     response = client.post("/api/v1/rag/query", {"query": QUESTION, "use_cache": False}, format="json")
     body = response.json()
     assert response.status_code == status, body
-    assert set(body) == ERROR_FIELDS and body["error_type"] == error_type and body["message"], body
+    assert set(body) == QUERY_ERROR_FIELDS and body["error_type"] == error_type and body["message"], body
     assert response["X-Request-ID"] == body["request_id"]
     audit = AuditLog.objects.get(request_id=body["request_id"])
     assert (audit.status, audit.error_type) == (AuditStatus.FAILED, error_type)

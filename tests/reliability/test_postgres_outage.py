@@ -7,12 +7,13 @@ import time
 
 import pytest
 
+from tests.error_bodies import QUERY_ERROR_FIELDS
+
 from .stack import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 QUESTION = "Which law governs the agreement?"
-ERROR_FIELDS = {"error_type", "message", "request_id", "details"}
 
 
 def test_a_database_outage_is_a_503_and_the_same_process_recovers(web, stack, restore):
@@ -31,7 +32,7 @@ def test_a_database_outage_is_a_503_and_the_same_process_recovers(web, stack, re
     for _ in range(3):  # every request of the outage, not only the first on a broken connection
         status, body = web.query(QUESTION, use_cache=False)
         assert status == 503, body
-        assert set(body) == ERROR_FIELDS, body
+        assert set(body) == QUERY_ERROR_FIELDS, body
         assert body["error_type"] == "VectorStoreUnavailable"
         assert body["message"] and body["request_id"]
     # A cached answer is no way around it either: the cache key needs the index version.

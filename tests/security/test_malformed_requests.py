@@ -20,6 +20,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rag.models import Case, Document
 from templates_admin.models import PromptTemplate
 from tenants.models import ApiKey, Role
+from tests.error_bodies import error_fields_of
 
 from .conftest import body_text, upload
 
@@ -149,7 +150,7 @@ def _rows() -> dict[str, int]:
 def _assert_error_body(response, status: int, error_type: str | None) -> None:
     assert response.status_code == status, (response.status_code, body_text(response)[:400])
     body = response.json()
-    assert set(body) == {"error_type", "message", "request_id", "details"}, body
+    assert set(body) == error_fields_of(response.request["PATH_INFO"]), body
     assert body["message"] and body["request_id"]
     if error_type:
         assert body["error_type"] == error_type, body

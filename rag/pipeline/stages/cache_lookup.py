@@ -9,6 +9,7 @@ from django.conf import settings
 
 from rag import selectors
 from rag.llm.base import configured_model
+from rag.llm.overrides import ollama_host
 from ragsite.exceptions import NotFound
 from templates_admin.builtins import BUILTIN_TEMPLATE_ID_BY_STYLE
 from templates_admin.selectors import template_get_by_version
@@ -75,6 +76,8 @@ class CacheLookupStage:
             # answers, and a reader without access never meets one built from confidential text.
             readable_confidential=snapshot.readable_confidential,
             model=model,
+            # RAGService(ollama_host=...) answers from another server than OLLAMA_HOST.
+            model_host=ollama_host() if model[0] == "ollama" else None,
             index_version=ctx.index_version,
             weights_version=ctx.weights_version,
             settings=[
@@ -88,6 +91,8 @@ class CacheLookupStage:
                 settings.RAG_QUERY_EXPANSION,
                 settings.RAG_RERANKER_MODEL,
                 settings.RAG_MAX_RETRIES_ON_HALLUCINATION,
+                settings.RAG_MIN_ANSWERABILITY,
+                settings.RAG_DEFAULT_FOLLOW_UP_COUNT,
             ],
         )
         entry = cache.get(ctx.cache_key)

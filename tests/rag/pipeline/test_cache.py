@@ -189,6 +189,34 @@ def test_a_changed_answer_setting_invalidates(tenant, corpus, settings):
 
 
 @pytest.mark.django_db
+def test_the_default_follow_up_count_and_the_answerability_bar_are_in_the_key(tenant, corpus, settings):
+    first = ask(tenant)
+    settings.RAG_DEFAULT_FOLLOW_UP_COUNT = 0  # a request without a count gets this many
+    second = ask(tenant)
+    assert not second.cache_hit and second.result["follow_up_questions"] == []
+    assert len(first.result["follow_up_questions"]) > 0
+    settings.RAG_MIN_ANSWERABILITY = 0.99  # "not found" is decided by this bar
+    third = ask(tenant)
+    assert third.cache_key != second.cache_key and not third.cache_hit
+
+
+@pytest.mark.django_db
+def test_services_talking_to_different_ollama_servers_do_not_share_answers(
+    tenant, corpus, settings, start_server
+):
+    from rag.service import RAGService
+
+    servers = [
+        start_server(lambda received, text=text: Reply(200, {"model": "m", "response": text, "done": True}))
+        for text in ("First server [1].", "Second server [1].")
+    ]
+    settings.RAG_LLM_PROVIDER, settings.OLLAMA_MODEL = "ollama", "m"
+    answers = [RAGService(tenant=tenant, ollama_host=server.url).query(QUESTION) for server in servers]
+    assert [len(server.received) for server in servers] == [1, 1]
+    assert not answers[1].result["flags"]["cache_hit"]
+
+
+@pytest.mark.django_db
 def test_use_cache_false_neither_reads_nor_writes(tenant, corpus, counted_extractive):
     ask(tenant)
     skipped = ask(tenant, use_cache=False)
