@@ -155,7 +155,7 @@ class FlagsSerializer(serializers.Serializer):
     answer_sanitized = serializers.BooleanField(
         required=False,
         help_text="A remote image or a link outside the app was taken out of the answer, disclaimer or "
-        "follow-ups ([image removed], [link removed]); a URL a cited source contains stays as text.",
+        "follow-ups ('(image removed)', '(link removed)'); a URL a cited source contains stays as text.",
     )
 
 

@@ -6,11 +6,11 @@ the request, without anyone clicking. A link does the same with one click. So th
 (answer, disclaimer, follow-up questions) is made plain before anyone sees it:
 
 - **Images** (markdown `![alt](url)`, `![alt][ref]`, HTML `<img ...>` and any other tag that loads a
-  URL) are removed, whatever their URL: `[image removed]`.
+  URL) are removed, whatever their URL: `(image removed)`.
 - **Markdown links** `[text](url)` and `<url>` autolinks keep their words, never their target
   (`text`, plus the URL as text only when a cited source contains it).
 - **Raw URLs** (`https://…`, `www.…`, `mailto:`, `data:`, `javascript:`…) stay as text only when
-  the cited sources contain that exact URL; others become `[link removed]`. Reference definitions
+  the cited sources contain that exact URL; others become `(link removed)`. Reference definitions
   (`[ref]: https://…`) go too.
 
 Citation markers ("[1]", "[doc_42]", "[Lease, page 3]") are left alone: they are not links.
@@ -23,8 +23,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-IMAGE_REMOVED = "[image removed]"
-LINK_REMOVED = "[link removed]"
+IMAGE_REMOVED = "(image removed)"
+LINK_REMOVED = "(link removed)"
 
 _SCHEME = r"(?:https?|ftp|file|data|javascript|vbscript|mailto|blob):"
 # A raw URL: a scheme or "www.", then everything up to a space, a quote or a bracket.

@@ -84,6 +84,8 @@ def test_the_api_answer_carries_no_remote_image_and_no_outside_link(
     assert "the full terms" in body["answer"]  # a link keeps its words
     assert OWN_URL in body["answer"]  # the cited document's own URL stays, as text
     assert body["flags"]["answer_sanitized"] is True
+    # What was taken out is not mistaken for a citation: the answer's own citation still verifies.
+    assert body["flags"]["invalid_citations"] == [], body["flags"]
 
 
 @pytest.mark.django_db
