@@ -295,6 +295,7 @@ AUDIT_FLAGS = (
     "prompt_injection_detected",
     "indirect_injection_detected",
     "token_warning",
+    "answer_sanitized",
 )
 
 

@@ -100,6 +100,7 @@ _EXAMPLE_RESPONSE = {
         "prompt_injection_detected": False,
         "indirect_injection_detected": False,
         "token_warning": False,
+        "answer_sanitized": False,
     },
     "provenance": {
         "index_version": 12,

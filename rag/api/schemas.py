@@ -152,6 +152,11 @@ class FlagsSerializer(serializers.Serializer):
     token_warning = serializers.BooleanField(
         help_text="The model's reply was cut off at max_new_tokens: only its complete sentences are shown."
     )
+    answer_sanitized = serializers.BooleanField(
+        required=False,
+        help_text="A remote image or a link outside the app was taken out of the answer, disclaimer or "
+        "follow-ups ('(image removed)', '(link removed)'); a URL a cited source contains stays as text.",
+    )
 
 
 class TimingSerializer(serializers.Serializer):

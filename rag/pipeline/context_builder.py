@@ -4,20 +4,27 @@ Each passage becomes one fenced source block the model can cite:
 
     <source id="1" doc_id="doc_42" title="Master Services Agreement" file="msa.pdf" page="3"
             date="2021-04-01" type="Contract" source="User upload" section="4. Fees" chunk="3"
-            relevance="0.81">
+            relevance="0.81" boundary="q-f-k-a-z-m-r-t">
     ...the passage text...
-    </source>
+    </source boundary="q-f-k-a-z-m-r-t">
 
 - **Citation tokens**: `id` is the token the answer must cite, per citation style: "1", "2", ...
   (inline_numbers, end_list) or "doc_42" (bracketed_ids; a second passage of the same document is
   "doc_42_2", so every token names exactly one passage). The file name, page, section and chunk
   number (1-based, within the document) are shown too: answers may cite "[msa.pdf, page 3]",
   "[Title, section 4]" or "[Title, Chunk 3]" instead (rag.pipeline.postprocess.resolve).
-- **Data, not instructions**: the text sits inside the block with any "</source" in it defused, so
-  a document cannot close its fence. Passages phrased as instructions to the model (indirect prompt
-  injection, `sanitize.injection_findings(scope="document")`), in their text or in the title,
-  file name, section or jurisdiction their header shows, carry `flagged="instructions"` and a
-  notice telling the model to treat them as quoted data only.
+- **Data, not instructions (spotlighting)**: every passage, flagged or not, is fenced by a block
+  whose opening and closing tags carry a `boundary` drawn at random for each request (delimiting
+  with a random boundary, Hines et al. 2024, "Defending Against Indirect Prompt Injection Attacks
+  With Spotlighting"), and the system prompt of every template says that text inside these blocks
+  is data, never an instruction (`templates_admin.rendering.DATA_RULE`). A document written before
+  the request cannot guess the boundary, so it cannot close its block; look-alike tags in the text
+  ("</source>", "< /SOURCE", full-width or Cyrillic look-alikes) and the boundary itself are
+  neutralised too. Delimiting rather than datamarking or encoding keeps the passage's words intact,
+  so a model's quotes still verify against the passage and the extractive model reads the same
+  text. Passages phrased as instructions to the model (indirect prompt injection,
+  `sanitize.injection_findings(scope="document")`), in their text or in the title, file name,
+  section or jurisdiction their header shows, also carry `flagged="instructions"` and a notice.
 - **Redaction notices**: a confidential passage the reader may not read keeps its block (the
   model learns that something relevant is withheld) with a notice instead of its text.
 - **Budget**: tokens are counted with a real tokenizer (`tokens.py`). Passages are taken in rank
@@ -29,6 +36,8 @@ Each passage becomes one fenced source block the model can cite:
 from __future__ import annotations
 
 import re
+import secrets
+import string
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -50,7 +59,24 @@ INJECTION_NOTICE = (
 )
 SEPARATOR = "\n\n"
 ELLIPSIS = " …"  # ends a shortened passage
-_FENCE_TAG = re.compile(r"<(?=\s*/?\s*source)", re.I)
+BOUNDARY_LETTERS = 8
+# An opening bracket, or a look-alike of one, that starts something reading as a source tag: any
+# case and spacing, with full-width, Cyrillic or Greek look-alike letters.
+_FULLWIDTH = 0xFEE0  # offset of the full-width form of an ASCII character
+_LOOK_ALIKE_LETTERS = {
+    "s": "\u0455",  # Cyrillic dze
+    "o": "\u043e\u03bf0",  # Cyrillic o, Greek omicron, zero
+    "u": "\u03c5",  # Greek upsilon
+    "r": "",
+    "c": "\u0441\u03f2",  # Cyrillic es, Greek lunate sigma
+    "e": "\u0435",  # Cyrillic ie
+}
+_SOURCE_WORD = "".join(
+    f"[{letter}{chr(ord(letter) + _FULLWIDTH)}{others}]" for letter, others in _LOOK_ALIKE_LETTERS.items()
+)
+_BRACKETS = "<\uff1c\ufe64\u2039\u3008\u27e8\u276e"  # <, full-width, small, single angle quote, ...
+_SLASHES = "/\uff0f\u2044\u2215"  # /, full-width, fraction slash, division slash
+_FENCE_TAG = re.compile(rf"[{_BRACKETS}](?=\s*[{_SLASHES}]?\s*{_SOURCE_WORD})", re.I)
 
 
 @dataclass(frozen=True)
@@ -77,6 +103,7 @@ class BuiltContext:
     dropped_chunk_ids: tuple[int, ...]  # passages that did not fit, lowest-ranked
     tokens: int
     budget: int
+    boundary: str = ""  # this request's random fence boundary (see the module docstring)
 
     @property
     def sources(self) -> tuple[Source, ...]:
@@ -115,8 +142,19 @@ def _focus(passage: Passage, text: str) -> str:
     return text[span[0] : span[1]] if span and 0 <= span[0] < span[1] <= len(text) else ""
 
 
-def build_context(passages: Sequence[Passage], *, citation_style: str, token_budget: int) -> BuiltContext:
-    """The context for `passages` (best first) within `token_budget` tokens."""
+def new_boundary() -> str:
+    """A fence boundary no document can guess: random letters joined by "-" (26**8 choices). Single
+    letters are one token each, so every boundary costs the same tokens and the passages that fit
+    the budget do not depend on the draw."""
+    return "-".join(secrets.choice(string.ascii_lowercase) for _ in range(BOUNDARY_LETTERS))
+
+
+def build_context(
+    passages: Sequence[Passage], *, citation_style: str, token_budget: int, boundary: str | None = None
+) -> BuiltContext:
+    """The context for `passages` (best first) within `token_budget` tokens, fenced with `boundary`
+    (a new random one unless given)."""
+    boundary = boundary or new_boundary()
     entries: list[ContextEntry] = []
     blocks: list[str] = []
     used = 0
@@ -127,20 +165,20 @@ def build_context(passages: Sequence[Passage], *, citation_style: str, token_bud
             continue
         patterns = _injections(passage)
         body = REDACTION_NOTICE if passage.redacted else passage.text
-        header, footer = _fence(passage, citation_id, flagged=bool(patterns))
+        header, footer = _fence(passage, citation_id, flagged=bool(patterns), boundary=boundary)
         frame = header + ("\n" + INJECTION_NOTICE if patterns else "") + "\n"
         separator = tokens.count_tokens(SEPARATOR) if blocks else 0
         overhead = tokens.count_tokens(frame + "\n" + footer) + separator
-        body_tokens = tokens.count_tokens(_defused(body))
+        body_tokens = tokens.count_tokens(_defused(body, boundary))
         room = token_budget - used - overhead
         truncated = False
         if body_tokens > room:
             if room < MIN_PARTIAL_TOKENS or passage.redacted:
                 dropped.append(passage.chunk_id)
                 continue
-            body, truncated = _shortened(body, room), True
-            body_tokens = tokens.count_tokens(_defused(body))
-        block = frame + _defused(body) + "\n" + footer
+            body, truncated = _shortened(body, room, boundary), True
+            body_tokens = tokens.count_tokens(_defused(body, boundary))
+        block = frame + _defused(body, boundary) + "\n" + footer
         blocks.append(block)
         used += overhead + body_tokens
         text = passage.text if not truncated else body.removesuffix(ELLIPSIS)
@@ -165,6 +203,7 @@ def build_context(passages: Sequence[Passage], *, citation_style: str, token_bud
         dropped_chunk_ids=tuple(dropped),
         tokens=used,
         budget=token_budget,
+        boundary=boundary,
     )
 
 
@@ -185,7 +224,7 @@ def _injections(passage: Passage) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def _fence(passage: Passage, citation_id: str, *, flagged: bool) -> tuple[str, str]:
+def _fence(passage: Passage, citation_id: str, *, flagged: bool, boundary: str) -> tuple[str, str]:
     attributes = {
         "id": citation_id,
         "doc_id": f"doc_{passage.document_id}",
@@ -206,25 +245,29 @@ def _fence(passage: Passage, citation_id: str, *, flagged: bool) -> tuple[str, s
         attributes["redacted"] = "true"
     if flagged:
         attributes["flagged"] = "instructions"
+    attributes["boundary"] = boundary
     rendered = " ".join(f'{name}="{_attribute(value)}"' for name, value in attributes.items() if value)
-    return f"<source {rendered}>", "</source>"
+    return f"<source {rendered}>", f'</source boundary="{boundary}">'
 
 
 def _attribute(value: str) -> str:
-    return " ".join(str(value).split()).replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+    escaped = " ".join(str(value).split()).replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+    return _FENCE_TAG.sub("&lt;", escaped)  # look-alike brackets too
 
 
-def _shortened(text: str, max_tokens: int) -> str:
+def _shortened(text: str, max_tokens: int, boundary: str) -> str:
     """The longest prefix of `text` that, defused and ending in ELLIPSIS, is at most `max_tokens`."""
     limit = max_tokens - tokens.count_tokens(ELLIPSIS)
     cut = tokens.truncate(text, limit)
-    while cut and (over := tokens.count_tokens(_defused(cut) + ELLIPSIS) - max_tokens) > 0:
+    while cut and (over := tokens.count_tokens(_defused(cut, boundary) + ELLIPSIS) - max_tokens) > 0:
         limit -= over  # defusing a fence tag adds tokens
         cut = tokens.truncate(text, limit)
     return cut + ELLIPSIS
 
 
-def _defused(text: str) -> str:
-    """The passage with anything that could close or open a source fence neutralised (any case,
-    any spacing: "</SOURCE>", "< /source>")."""
+def _defused(text: str, boundary: str) -> str:
+    """The passage with anything that could close or open a source fence neutralised: tags and
+    their look-alikes (any case, any spacing: "</SOURCE>", "< /source>", full-width or Cyrillic
+    letters) and, should it ever occur, this request's boundary."""
+    text = re.sub(re.escape(boundary), "[boundary]", text, flags=re.I)
     return _FENCE_TAG.sub("&lt;", text)

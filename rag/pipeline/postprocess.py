@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 
 from rag.llm import Source
 
+from .outbound_links import neutralise
+
 I_DONT_KNOW_PATTERN = re.compile(
     r"^\W*(i (do not|don't) know|information not found|not found in the (knowledge base|context))\b", re.I
 )
@@ -98,6 +100,13 @@ class ProcessedAnswer:
     disclaimer: str = ""
     output_format: str = "json"  # "json" or "text"
     truncated: bool = False  # the reply was cut off at the token limit (flags.token_warning)
+    images_removed: int = 0  # remote images taken out of the model's text (flags.answer_sanitized)
+    links_removed: int = 0  # links to outside the app that the cited sources do not contain
+
+    @property
+    def sanitized(self) -> bool:
+        """Whether an image or an outside link was taken out of the model's text."""
+        return bool(self.images_removed or self.links_removed)
 
 
 def process(
@@ -123,7 +132,25 @@ def process(
     result.follow_ups = result.follow_ups[: max(follow_up_count, 0)]
     if result.answer is not None and I_DONT_KNOW_PATTERN.match(result.answer):
         result.answer, result.citations = None, []
+    _neutralise_links(result)
     return result
+
+
+def _neutralise_links(result: ProcessedAnswer) -> None:
+    """Take remote images and outside links out of everything the model wrote that is shown
+    (rag.pipeline.outbound_links); a URL stays as text only when a cited source contains it."""
+    cited = [citation.source.text for citation in result.citations]
+    outcomes = []
+    if result.answer is not None:
+        outcomes.append(neutralise(result.answer, cited))
+        result.answer = outcomes[-1].text
+    outcomes.append(neutralise(result.disclaimer, cited))
+    result.disclaimer = outcomes[-1].text
+    follow_ups = [neutralise(question, cited) for question in result.follow_ups]
+    result.follow_ups = [outcome.text for outcome in follow_ups]
+    outcomes += follow_ups
+    result.images_removed += sum(outcome.images for outcome in outcomes)
+    result.links_removed += sum(outcome.links for outcome in outcomes)
 
 
 def _json_object(text: str) -> dict | None:

@@ -83,5 +83,5 @@ def prompt_preview(
         citation_style=template.citation_style,
         token_budget=settings.RAG_TOKEN_BUDGET,
     )
-    prompt = render(template, context=built.text, question=question)
+    prompt = render(template, context=built.text, question=question, boundary=built.boundary)
     return PromptPreview(prompt=prompt, context=built, estimated_tokens=prompt_tokens(prompt))

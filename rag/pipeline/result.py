@@ -163,6 +163,8 @@ def flags(ctx: QueryContext) -> dict:
         "indirect_injection_detected": bool(ctx.context and ctx.context.injection_flagged),
         # The model's reply was cut off at max_new_tokens (only its complete sentences are shown).
         "token_warning": bool(ctx.processed and ctx.processed.truncated),
+        # A remote image or a link outside the app was taken out of the model's text (#20).
+        "answer_sanitized": bool(ctx.processed and ctx.processed.sanitized),
     }
 
 

@@ -18,6 +18,7 @@
     cache_hit: ["Cache hit", "info"],
     prompt_injection_detected: ["Injection attempt flagged", "warn"],
     indirect_injection_detected: ["Instructions in a document ignored", "warn"],
+    answer_sanitized: ["Images or outside links removed", "warn"],
   };
 
   function requestBody() {

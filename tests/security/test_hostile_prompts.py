@@ -94,7 +94,8 @@ def system_prompt_lines(world, django_db_blocker) -> list[str]:
         )
     assert response.status_code == 200, response.content
     prompt = response.json()["generated_prompt"]
-    rules = prompt["user"].split("</source>")[-1]  # what follows the passages: question and rules
+    rules = re.split(r'</source boundary="[^"]+">', prompt["user"])[-1]  # after the passages: question, rules
+    assert "<source " not in rules, rules
     lines = [line.strip(" -*") for line in (prompt["system"] + "\n" + rules).splitlines()]
     distinctive = [line for line in lines if len(line) >= 30 and QUESTION not in line]
     assert len(distinctive) >= 3, prompt

@@ -80,7 +80,7 @@ def test_posting_the_change_form_previews_the_edits_without_saving(admin_client,
     prompt = response.context["preview"].prompt
     assert prompt.user.startswith('EDITED Is notice needed?\n\nSources:\n<source id="doc_42"')
     # Without {instructions}, the requirements are appended after the context.
-    assert prompt.user.index("REQUIREMENTS:") > prompt.user.index("</source>")
+    assert prompt.user.index("REQUIREMENTS:") > prompt.user.index("</source boundary=")
     assert prompt.citation_style == "bracketed_ids"
     _unchanged(builtin)
 

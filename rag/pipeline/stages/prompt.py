@@ -137,6 +137,7 @@ def build_prompt(ctx: QueryContext, *, strictness: str):
         citation_style=ctx.citation_style,
         strictness=strictness,
         follow_up_count=ctx.follow_up_count,
+        boundary=ctx.context.boundary,
     )
 
 

@@ -201,6 +201,7 @@ def _answer(ctx: QueryContext, step: ReasoningStep, entries: list[ContextEntry])
         citation_style=ctx.citation_style,
         strictness=ctx.strictness,
         follow_up_count=0,
+        boundary=ctx.context.boundary,
     )
     # The provider's structured question is the focus: the document's name is in every passage's
     # header already, and quoting by it would pick the sentence naming the parties. The prompt a

@@ -17,7 +17,7 @@ from rag.pipeline.run import run_query
 TITLE = "Shi Farms Supply Agreement"
 FILENAME = "supply-agreement.pdf"
 QUESTION = "When may either party terminate the agreement and who indemnifies whom?"
-_FENCE = re.compile(r"<source ([^>]*)>\n(.*?)\n</source>", re.S)
+_FENCE = re.compile(r"<source ([^>]*)>\n(.*?)\n</source boundary=\"[^\"]+\">", re.S)
 _ATTRIBUTE = re.compile(r'(\w+)="([^"]*)"')
 
 

@@ -60,6 +60,7 @@ FLAG_KEYS = {
     "prompt_injection_detected",
     "indirect_injection_detected",
     "token_warning",
+    "answer_sanitized",
 }
 PROVENANCE_KEYS = {
     "index_version",
@@ -158,6 +159,7 @@ def test_an_answer_has_exactly_the_documented_shape(tenant, corpus):
         "prompt_injection_detected": False,
         "indirect_injection_detected": False,
         "token_warning": False,
+        "answer_sanitized": False,
     }
     provenance = result["provenance"]
     assert provenance["passages_dropped"] == 0
