@@ -27,7 +27,7 @@ from tenants.models import Tenant
 
 from .. import selectors
 from ..models import Case, Chunk, Document, DocumentStatus, IndexVersion, Sensitivity, TitleSource
-from . import embedding, limits, titles
+from . import embedding, limits, queue, titles
 from .chunking import chunk_text, token_estimate
 from .extract import detect_kind, extract
 from .normalize import normalize
@@ -310,10 +310,16 @@ def ingest_now(
 
 
 def ingest_enqueue(document: Document) -> None:
-    """Queue the document's ingestion task (call it on commit: the worker must see the row)."""
+    """Schedule the queued document's ingestion (call it on commit: the worker must see the row).
+
+    With a worker, one more turn of the fair queue (`queue`: tenants take turns, so one tenant's
+    batch does not hold another's file behind it); eagerly (tests, no broker), the document itself."""
     from rag.tasks import ingest_document
 
-    ingest_document.delay(document.pk, document.tenant_id)
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        ingest_document.delay(document.pk, document.tenant_id)
+    else:
+        queue.turn_send()
 
 
 def _delete_stored_files(names: Iterable[str]) -> None:
