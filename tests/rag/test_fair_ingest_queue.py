@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import random
 import time
+from datetime import timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
 
 from rag import services as rag_services
 from rag.ingest import queue, service
@@ -66,6 +68,18 @@ def test_a_tenant_with_a_document_running_waits_for_one_without(tenant, other_te
 @pytest.mark.django_db
 def test_nothing_queued_is_an_idle_turn(tenant):
     assert queue.document_claim_next() is None
+
+
+@pytest.mark.django_db
+def test_a_document_whose_turn_was_lost_is_ingested_after_the_sweep(tenant, redis_url, settings):
+    (document,) = _queue(tenant, rag_services.case_create(tenant=tenant, name="A"), 1, seed=0)
+    fresh = queue.turns_top_up()
+    assert fresh == 0  # waiting less than the stall time: its turn may still be on its way
+    waited = timezone.now() - timedelta(seconds=settings.RAG_INGEST_STALL_SECONDS + 1)
+    Document.objects.filter(pk=document.pk).update(updated_at=waited)
+    assert queue.turns_top_up() == 1  # the broker holds no turn for it (tasks run eagerly here)
+    document.refresh_from_db()
+    assert document.status == DocumentStatus.READY
 
 
 @pytest.mark.integration
