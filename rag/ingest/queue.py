@@ -88,7 +88,7 @@ def _broker_backlog() -> int | None:
 
     try:
         with app.connection_for_read() as conn:
-            return int(conn.default_channel.client.llen(settings.CELERY_TASK_DEFAULT_QUEUE))
+            return int(conn.default_channel.client.llen(app.conf.task_default_queue))
     except Exception:  # another broker, or down: the next sweep tries again
         return None
 

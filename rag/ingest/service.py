@@ -315,8 +315,9 @@ def ingest_enqueue(document: Document) -> None:
     With a worker, one more turn of the fair queue (`queue`: tenants take turns, so one tenant's
     batch does not hold another's file behind it); eagerly (tests, no broker), the document itself."""
     from rag.tasks import ingest_document
+    from ragsite.celery import app
 
-    if settings.CELERY_TASK_ALWAYS_EAGER:
+    if app.conf.task_always_eager:
         ingest_document.delay(document.pk, document.tenant_id)
     else:
         queue.turn_send()
