@@ -42,9 +42,11 @@ def ingest_next(self) -> str:
     """One turn of the fair ingestion queue (rag.ingest.queue): ingest the queued document whose
     tenant's turn it is; "idle" if none is queued.
 
-    A database hiccup retries the turn, which may take another document; the one taken is left
-    `processing` and the recovery sweep queues it again once its heartbeat is stale."""
-    document = queue.document_claim_next()
+    A turn delivered again after its pool process died resumes the document it took. A database
+    hiccup retries the turn, which may take another document; the one taken is left `processing`
+    and the recovery sweep queues it again once its heartbeat is stale."""
+    turn_id = None if self.request.is_eager else self.request.id
+    document = queue.document_of_turn(turn_id) or queue.document_claim_next(turn_id=turn_id)
     if document is None:
         return "idle"
     return _ingest_run(self, document.tenant, document.pk)

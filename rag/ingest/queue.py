@@ -8,16 +8,20 @@ with one worker, tenant B's single upload starts after at most the one document 
 is already running, not after A's whole batch, whatever order the turns arrive in.
 
 Robust to lost workers as before (`recovery`): a claimed document is `processing` and carries the
-heartbeat; the sweep sets a lost one back to `queued` and sends a turn. Turns lost with the broker
+heartbeat; the sweep sets a lost one back to `queued` and sends a turn. A turn redelivered after
+its pool process died resumes the document it had taken (`document_of_turn`), as the
+document-carrying task did. Turns lost with the broker
 are made up by the sweep too (`turns_top_up`); a turn that finds nothing queued does nothing.
 """
 
 from __future__ import annotations
 
 import logging
+from contextlib import suppress
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
@@ -51,9 +55,35 @@ def _next_tenant() -> Tenant | None:
     )
 
 
-def document_claim_next() -> Document | None:
+# Which document a turn (its Celery task id) took, for a redelivery of that turn; in the default cache.
+_TURN_KEY = "ingest-turn:{}"
+_TURN_TTL = 86400
+
+
+def document_of_turn(turn_id: str | None) -> Document | None:
+    """The document this turn took on an earlier delivery, if it is still `processing` (its pool
+    process died mid-run); else None."""
+    if not turn_id:
+        return None
+    try:
+        document_id = cache.get(_TURN_KEY.format(turn_id))
+    except Exception:  # no cache: the sweep recovers the document instead
+        return None
+    if document_id is None:
+        return None
+    return Document.objects.filter(pk=document_id, status=DocumentStatus.PROCESSING).first()
+
+
+def _turn_remember(turn_id: str | None, document_id: int) -> None:
+    if turn_id:
+        with suppress(Exception):  # only a shortcut: the sweep recovers without it
+            cache.set(_TURN_KEY.format(turn_id), document_id, timeout=_TURN_TTL)
+
+
+def document_claim_next(*, turn_id: str | None = None) -> Document | None:
     """Take the next document fairly (see the module docstring) and mark it `processing`; None when
-    nothing is queued. The caller ingests it."""
+    nothing is queued. The caller ingests it; `turn_id` (the turn's task id) is remembered for a
+    redelivery."""
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_CLAIM_LOCK])
@@ -71,6 +101,7 @@ def document_claim_next() -> Document | None:
             status=DocumentStatus.PROCESSING, stage="starting", updated_at=now
         )
         Tenant.objects.filter(pk=tenant.pk).update(ingest_turn_at=now)
+    _turn_remember(turn_id, document.pk)
     document.refresh_from_db()
     return document
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import time
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -104,3 +105,16 @@ def test_one_file_of_tenant_b_is_not_held_behind_tenant_a_batch(celery_worker, t
     # With one FIFO queue all 8 of A's would be ready first; with turns, at most the one running
     # when B uploaded and the one the worker took before B's turn arrived.
     assert a_ready_first.count() <= 2
+
+
+@pytest.mark.django_db
+def test_a_turn_delivered_again_resumes_the_document_it_took(tenant, other_tenant, redis_url):
+    (taken,) = _queue(tenant, rag_services.case_create(tenant=tenant, name="A"), 1, seed=0)
+    _queue(other_tenant, rag_services.case_create(tenant=other_tenant, name="B"), 1, seed=100)
+    turn = f"turn-{uuid.uuid4().hex}"
+    assert queue.document_claim_next(turn_id=turn).pk == taken.pk
+    # Its pool process died: the broker hands the same turn back; it goes on with the same document.
+    assert queue.document_of_turn(turn).pk == taken.pk
+    assert queue.document_of_turn(f"turn-{uuid.uuid4().hex}") is None
+    _finish(taken)
+    assert queue.document_of_turn(turn) is None  # done meanwhile: the turn takes the next one
