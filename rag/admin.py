@@ -22,7 +22,7 @@ from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
-from ragsite.exceptions import ApplicationError
+from ragsite.exceptions import ApplicationError, TooManyIngestJobs
 from tenants.models import Role
 
 from . import selectors, services
@@ -134,9 +134,14 @@ class DocumentAdmin(admin.ModelAdmin):
 
     @admin.action(description="Reindex selected documents")
     def reindex(self, request, queryset):
+        queued = 0
         for document in queryset.select_related("tenant"):
-            service.document_reindex(tenant=document.tenant, document_id=document.pk)
-        self.message_user(request, f"Queued {queryset.count()} document(s) for reindexing.")
+            try:
+                service.document_reindex(tenant=document.tenant, document_id=document.pk)
+                queued += 1
+            except TooManyIngestJobs as exc:  # the tenant's queue is full: say so, go on
+                self.message_user(request, f"{document}: {exc.message}", level=messages.WARNING)
+        self.message_user(request, f"Queued {queued} document(s) for reindexing.")
 
 
 @admin.register(Chunk)

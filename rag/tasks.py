@@ -14,7 +14,7 @@ from ragsite.exceptions import NotFound
 from tenants.models import Tenant
 
 from . import selectors
-from .ingest import recovery, service
+from .ingest import queue, recovery, service
 from .models import DocumentStatus
 
 logger = logging.getLogger(__name__)
@@ -23,25 +23,42 @@ logger = logging.getLogger(__name__)
 TRANSIENT = (OperationalError, InterfaceError)
 
 
-@shared_task(
-    bind=True,
-    name="rag.ingest_document",
-    autoretry_for=TRANSIENT,
-    retry_backoff=2,
-    retry_backoff_max=60,
-    max_retries=5,
-)
+_INGEST_RETRIES = dict(autoretry_for=TRANSIENT, retry_backoff=2, retry_backoff_max=60, max_retries=5)
+
+
+@shared_task(bind=True, name="rag.ingest_document", **_INGEST_RETRIES)
 def ingest_document(self, document_id: int, tenant_id: int) -> str:
     """Extract, chunk, embed and index one document (progress is written on the document).
 
-    A delivery for a document that is neither queued nor processing is a stale copy (e.g. the
-    broker restoring a task whose worker was killed after the sweep had it run again): skipped."""
-    tenant = Tenant.objects.get(pk=tenant_id)
+    Sent directly only when tasks run eagerly (no queue to share) or by an older release; workers
+    take turns of the fair queue instead (`ingest_next`). A delivery for a document that is neither
+    queued nor processing is a stale copy (e.g. the broker restoring a task whose worker was killed
+    after the sweep had it run again): skipped."""
+    return _ingest_run(self, Tenant.objects.get(pk=tenant_id), document_id)
+
+
+@shared_task(bind=True, name="rag.ingest_next", **_INGEST_RETRIES)
+def ingest_next(self) -> str:
+    """One turn of the fair ingestion queue (rag.ingest.queue): ingest the queued document whose
+    tenant's turn it is; "idle" if none is queued.
+
+    A turn delivered again after its pool process died resumes the document it took. A database
+    hiccup retries the turn, which may take another document; the one taken is left `processing`
+    and the recovery sweep queues it again once its heartbeat is stale."""
+    turn_id = None if self.request.is_eager else self.request.id
+    document = queue.document_of_turn(turn_id) or queue.document_claim_next(turn_id=turn_id)
+    if document is None:
+        return "idle"
+    return _ingest_run(self, document.tenant, document.pk)
+
+
+def _ingest_run(task, tenant: Tenant, document_id: int) -> str:
+    """Ingest one document under the lost-work bookkeeping; failures are recorded on it."""
     try:
         current = selectors.document_get(tenant=tenant, document_id=document_id)
         if current.status not in (DocumentStatus.QUEUED, DocumentStatus.PROCESSING):
             return current.status
-        if self.request.is_eager:  # no worker to lose
+        if task.request.is_eager:  # no worker to lose
             document = service.document_ingest(tenant=tenant, document_id=document_id)
         else:
             # Counted until the run ends in any way but the worker's death (see rag.ingest.recovery).
@@ -54,7 +71,7 @@ def ingest_document(self, document_id: int, tenant_id: int) -> str:
     except NotFound:
         return "deleted"  # removed while queued: nothing to do
     except TRANSIENT:
-        if self.request.retries >= self.max_retries:
+        if task.request.retries >= task.max_retries:
             service.document_fail_unexpectedly(tenant=tenant, document_id=document_id)
         raise
     except Exception:
@@ -99,7 +116,11 @@ def recover_lost_work() -> dict:
     mid-run. Every worker runs this every RAG_RECOVERY_SWEEP_SECONDS (`_RecoverySweeper`)."""
     from rag.queries.services import query_jobs_recover_lost
 
-    return {"documents": recovery.documents_requeue_stalled(), "query_jobs": query_jobs_recover_lost()}
+    return {
+        "documents": recovery.documents_requeue_stalled(),
+        "ingest_turns": queue.turns_top_up(),
+        "query_jobs": query_jobs_recover_lost(),
+    }
 
 
 class _RecoverySweeper(threading.Thread):

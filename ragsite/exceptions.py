@@ -57,6 +57,27 @@ class PayloadTooLarge(ApplicationError):
     default_message = "The upload is too large."
 
 
+class QuotaExceeded(ApplicationError):
+    """The upload would take the tenant past its documents or bytes limit (RAG_TENANT_MAX_*)."""
+
+    status_code = 413
+    default_message = "The upload would exceed this tenant's quota."
+
+
+class DocumentTooLarge(ApplicationError):
+    """A document makes more passages than RAG_MAX_PASSAGES_PER_DOCUMENT (recorded on the document)."""
+
+    status_code = 413
+    default_message = "The document is too large to index."
+
+
+class TooManyIngestJobs(ApplicationError):
+    """The tenant already has RAG_TENANT_MAX_CONCURRENT_INGESTS documents queued or processing."""
+
+    status_code = 429
+    default_message = "Too many documents are waiting to be indexed; try again when some are done."
+
+
 class UnsupportedMediaType(ApplicationError):
     status_code = 415
     default_message = "This file type is not supported."

@@ -6,6 +6,10 @@ logged-in user); queries flagged as prompt-injection attempts also count against
 `API_THROTTLE_INJECTION_RATE` of their credential. Over a budget the answer is 429 with
 `Retry-After` (seconds until the window resets).
 
+The injection budget is a sliding window (`injection_attempt_allowed`: a Redis sorted set of the
+allowed attempts' times), not a fixed clock minute: five flagged questions at 0:59 and five more at
+1:01 are one burst of ten, and the second five are refused.
+
 The counters live in the default cache's Redis, so every web process shares them: one script call
 per request increments each counter and starts its window; without Redis, the in-process cache
 counts per process.
@@ -17,6 +21,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+import uuid
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -140,8 +145,53 @@ class TenantClientThrottle(BaseThrottle):
         return True
 
 
+# Sliding log: forget attempts older than the window; allow and record this one if fewer than the
+# limit remain, else answer how long until the oldest leaves the window. Refused attempts are not
+# recorded, so a refused caller is let in again as soon as the window has room.
+_SLIDING_SCRIPT = """
+local key, now, window, limit = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+if redis.call('ZCARD', key) < limit then
+    redis.call('ZADD', key, now, ARGV[4])
+    redis.call('EXPIRE', key, math.ceil(window) + 1)
+    return {1, '0'}
+end
+local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+return {0, tostring(tonumber(oldest[2]) + window - now)}
+"""
+
+
+def injection_attempt_allowed(key: str, rate: Rate, *, now: float | None = None) -> tuple[bool, float]:
+    """Count one attempt against a sliding window of `rate`: (allowed, seconds to wait if not).
+
+    On Redis, the allowed attempts' times are kept in a sorted set; without Redis (a development
+    cache) it falls back to the fixed-window counter. A cache outage allows the attempt."""
+    now = time.time() if now is None else now
+    if "RedisCache" not in settings.CACHES["default"]["BACKEND"]:
+        counts = _count([(key, rate)], now)
+        allowed = counts is None or counts[0] <= rate.count
+        return allowed, 0.0 if allowed else rate.seconds - now % rate.seconds
+    try:
+        from django_redis import get_redis_connection
+
+        script = get_redis_connection("default").register_script(_SLIDING_SCRIPT)
+        allowed, wait = script(
+            keys=[cache.make_key(f"throttle-sliding:{key}")],
+            args=[repr(now), rate.seconds, rate.count, f"{now!r}:{uuid.uuid4().hex[:8]}"],
+        )
+    except Exception as exc:  # fail open, like the other budgets
+        logger.warning("sliding throttle unavailable (%s): request let through", type(exc).__name__)
+        return True, 0.0
+    return bool(allowed), max(float(wait), 0.0)
+
+
 def check_injection_budget(request) -> None:
-    """Count a query flagged as a prompt-injection attempt against its credential's small budget;
-    raise Throttled (429) once it is spent."""
+    """Count a query flagged as a prompt-injection attempt against its credential's small budget
+    (a sliding window); raise Throttled (429, with the wait) once it is spent."""
     tenant = request.auth.tenant
-    _check([(f"injection:{tenant.pk}:{_client_ident(request)}", _rates()["injection"])])
+    rate = _rates()["injection"]
+    if rate.count <= 0:
+        return
+    allowed, wait = injection_attempt_allowed(f"injection:{tenant.pk}:{_client_ident(request)}", rate)
+    if not allowed:
+        raise Throttled(wait=wait)

@@ -22,12 +22,42 @@ class Tenant(models.Model):
     settings = models.JSONField(default=dict, blank=True)
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Fair-use limits of this tenant; empty means the RAG_* setting of the same meaning, 0 unlimited.
+    max_passages_per_document = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Empty: RAG_MAX_PASSAGES_PER_DOCUMENT. 0: unlimited."
+    )
+    max_documents = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Empty: RAG_TENANT_MAX_DOCUMENTS. 0: unlimited."
+    )
+    max_bytes = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="Stored file bytes. Empty: RAG_TENANT_MAX_BYTES. 0: unlimited."
+    )
+    max_concurrent_ingests = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Documents queued or processing. Empty: RAG_TENANT_MAX_CONCURRENT_INGESTS. 0: unlimited.",
+    )
+    # When the fair ingestion queue last started one of this tenant's documents (rag.ingest.queue).
+    ingest_turn_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
+
+    _LIMIT_SETTINGS = {
+        "max_passages_per_document": "RAG_MAX_PASSAGES_PER_DOCUMENT",
+        "max_documents": "RAG_TENANT_MAX_DOCUMENTS",
+        "max_bytes": "RAG_TENANT_MAX_BYTES",
+        "max_concurrent_ingests": "RAG_TENANT_MAX_CONCURRENT_INGESTS",
+    }
+
+    def limit(self, name: str) -> int:
+        """This tenant's fair-use limit `name` (e.g. "max_documents"): its own value, else the
+        setting's; 0 means unlimited."""
+        own = getattr(self, name)
+        return own if own is not None else getattr(settings, self._LIMIT_SETTINGS[name])
 
 
 class TenantOwnedQuerySet(models.QuerySet):

@@ -31,6 +31,10 @@ _PAGES = [
     OpenApiParameter("page_size", int, description="Documents per page (default 50, at most 200)."),
 ]
 _CASE_NOT_FOUND = error_response("No such case in this tenant (another tenant's case is not found either).")
+_TOO_MANY_INGEST_JOBS = error_response(
+    "TooManyIngestJobs: the tenant's documents queued or processing would pass its limit "
+    "(RAG_TENANT_MAX_CONCURRENT_INGESTS; details: limit, allowed, used, adding). Nothing was queued."
+)
 _DOCUMENT_NOT_FOUND = error_response(
     "No such document in this tenant (another tenant's document is not found either)."
 )
@@ -195,13 +199,15 @@ class CaseDocumentsApi(TenantApiView):
             201: OutputSerializer,
             404: _CASE_NOT_FOUND,
             413: error_response(
-                "Too many files (RAG_MAX_FILES_PER_UPLOAD) or a file over RAG_MAX_UPLOAD_MB; "
-                "details.files names each bad file. Nothing was stored."
+                "Too many files (RAG_MAX_FILES_PER_UPLOAD) or a file over RAG_MAX_UPLOAD_MB "
+                "(details.files names each bad file), or QuotaExceeded: the tenant's documents or "
+                "bytes limit would be passed (details: limit, allowed, used, adding). Nothing was stored."
             ),
             415: error_response(
                 "Not multipart, or a file is not a PDF, DOCX or TXT document (judged by its bytes); "
                 "details.files names each bad file. Nothing was stored."
             ),
+            429: _TOO_MANY_INGEST_JOBS,
         },
         description=(
             "Every file is checked before anything is stored; if one is empty (400), too large (413) "
@@ -273,7 +279,7 @@ class DocumentReindexApi(TenantApiView):
         operation_id="rag_documents_reindex",
         parameters=[_DOCUMENT_ID],
         request=None,
-        responses={202: DocumentOutputSerializer, 404: _DOCUMENT_NOT_FOUND},
+        responses={202: DocumentOutputSerializer, 404: _DOCUMENT_NOT_FOUND, 429: _TOO_MANY_INGEST_JOBS},
         description="Its current passages stay searchable until the new ones replace them.",
     )
     def post(self, request, document_id: int):
@@ -293,7 +299,7 @@ class CaseReindexApi(TenantApiView):
         operation_id="rag_cases_reindex",
         parameters=[_CASE_ID],
         request=None,
-        responses={202: OutputSerializer, 404: _CASE_NOT_FOUND},
+        responses={202: OutputSerializer, 404: _CASE_NOT_FOUND, 429: _TOO_MANY_INGEST_JOBS},
     )
     def post(self, request, case_id: int):
         queued = ingest.case_reindex(tenant=self.tenant, case_id=case_id)

@@ -27,7 +27,7 @@ from tenants.models import Tenant
 
 from .. import selectors
 from ..models import Case, Chunk, Document, DocumentStatus, IndexVersion, Sensitivity, TitleSource
-from . import embedding, titles
+from . import embedding, limits, queue, titles
 from .chunking import chunk_text, token_estimate
 from .extract import detect_kind, extract
 from .normalize import normalize
@@ -235,6 +235,7 @@ def documents_upload(
     results: list[UploadResult] = []
     try:
         with transaction.atomic():
+            _quotas_check(tenant=tenant, files=files)
             for file in files:
                 results.append(
                     document_upload(
@@ -250,6 +251,15 @@ def documents_upload(
         _delete_stored_files(r.document.file.name for r in results if r.created)
         raise
     return results
+
+
+def _quotas_check(*, tenant: Tenant, files: Sequence[File]) -> None:
+    """Refuse the batch if it would pass the tenant's documents, bytes or ingestion-jobs limit
+    (`limits`). Holds the tenant's row until the caller's transaction ends, so two uploads of the
+    same tenant at once cannot both squeeze under a limit."""
+    Tenant.objects.select_for_update().filter(pk=tenant.pk).first()
+    limits.storage_check(tenant=tenant, new_documents=len(files), new_bytes=sum(f.size for f in files))
+    limits.ingest_jobs_check(tenant=tenant, new_jobs=len(files))
 
 
 @dataclass(frozen=True)
@@ -300,10 +310,17 @@ def ingest_now(
 
 
 def ingest_enqueue(document: Document) -> None:
-    """Queue the document's ingestion task (call it on commit: the worker must see the row)."""
-    from rag.tasks import ingest_document
+    """Schedule the queued document's ingestion (call it on commit: the worker must see the row).
 
-    ingest_document.delay(document.pk, document.tenant_id)
+    With a worker, one more turn of the fair queue (`queue`: tenants take turns, so one tenant's
+    batch does not hold another's file behind it); eagerly (tests, no broker), the document itself."""
+    from rag.tasks import ingest_document
+    from ragsite.celery import app
+
+    if app.conf.task_always_eager:
+        ingest_document.delay(document.pk, document.tenant_id)
+    else:
+        queue.turn_send()
 
 
 def _delete_stored_files(names: Iterable[str]) -> None:
@@ -365,6 +382,8 @@ def _ingest(document: Document) -> Document:
         sections=extracted.sections,
         readable=_embedded_length,
     )
+    # Before embedding: an oversized document must not hold the worker (DocumentTooLarge).
+    limits.passages_check(tenant=document.tenant, passages=len(spans))
     embed_inputs = [normalize(span.text).text for span in spans]
     hashes = [hashlib.sha256(text.encode()).hexdigest() for text in embed_inputs]
     vectors = _embed_with_reuse(document, embed_inputs, hashes)
@@ -495,8 +514,10 @@ def document_fail_unexpectedly(*, tenant: Tenant, document_id: int) -> None:
 
 def document_reindex(*, tenant: Tenant, document_id: int) -> Document:
     """Queue a document for a fresh extract → chunk → embed (its current chunks stay searchable
-    until the new ones replace them)."""
-    return _requeue(selectors.document_get(tenant=tenant, document_id=document_id), enqueue=True)
+    until the new ones replace them). TooManyIngestJobs (429) if the tenant's queue is full."""
+    document = selectors.document_get(tenant=tenant, document_id=document_id)
+    limits.ingest_jobs_check(tenant=tenant, new_jobs=0 if document.status in limits.PENDING else 1)
+    return _requeue(document, enqueue=True)
 
 
 def _requeue(document: Document, *, enqueue: bool) -> Document:
@@ -510,9 +531,11 @@ def _requeue(document: Document, *, enqueue: bool) -> Document:
 def case_reindex(*, tenant: Tenant, case_id: int) -> int:
     """Queue every document of a case; returns how many."""
     case = selectors.case_get(tenant=tenant, case_id=case_id)
-    ids = list(selectors.document_list(tenant=tenant, case_id=case.pk).values_list("pk", flat=True))
+    documents = selectors.document_list(tenant=tenant, case_id=case.pk)
+    limits.ingest_jobs_check(tenant=tenant, new_jobs=documents.exclude(status__in=limits.PENDING).count())
+    ids = list(documents.values_list("pk", flat=True))
     for document_id in ids:
-        document_reindex(tenant=tenant, document_id=document_id)
+        _requeue(selectors.document_get(tenant=tenant, document_id=document_id), enqueue=True)
     return len(ids)
 
 
@@ -524,8 +547,8 @@ def tenant_reindex(*, tenant: Tenant, stale_only: bool = False) -> int:
     else:
         documents = selectors.document_list(tenant=tenant)
     ids = list(documents.values_list("pk", flat=True))
-    for document_id in ids:
-        document_reindex(tenant=tenant, document_id=document_id)
+    for document_id in ids:  # maintenance by the worker: not held to the tenant's jobs limit
+        _requeue(selectors.document_get(tenant=tenant, document_id=document_id), enqueue=True)
     return len(ids)
 
 

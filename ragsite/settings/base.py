@@ -299,6 +299,16 @@ RAG_MAX_UPLOAD_MB = env.int("RAG_MAX_UPLOAD_MB", default=50)
 # Files one upload request may carry (POST .../documents); more is refused with 413 and nothing stored.
 # Django's own DATA_UPLOAD_MAX_NUMBER_FILES (100) caps it whatever it is set to.
 RAG_MAX_FILES_PER_UPLOAD = env.int("RAG_MAX_FILES_PER_UPLOAD", default=20)
+# Fair use (#20), each overridable per tenant (Tenant.max_*; empty = these); 0 = unlimited.
+# Passages one document may make: counted after chunking, a document over it fails (DocumentTooLarge)
+# before anything is embedded. 10,000 passages is ~3,000 pages; a 50 MB text file makes ~66,000.
+RAG_MAX_PASSAGES_PER_DOCUMENT = env.int("RAG_MAX_PASSAGES_PER_DOCUMENT", default=10_000)
+# Documents and stored bytes per tenant: an upload that would pass either is refused (413, QuotaExceeded).
+RAG_TENANT_MAX_DOCUMENTS = env.int("RAG_TENANT_MAX_DOCUMENTS", default=100_000)
+RAG_TENANT_MAX_BYTES = env.int("RAG_TENANT_MAX_BYTES", default=50 * 1024**3)
+# Ingestion jobs (documents queued or processing) per tenant: an upload or reindex that would pass it
+# is refused (429, TooManyIngestJobs) until some finish.
+RAG_TENANT_MAX_CONCURRENT_INGESTS = env.int("RAG_TENANT_MAX_CONCURRENT_INGESTS", default=1_000)
 
 # --- Query input (orchestration spec) -----------------------------------------------------------
 RAG_MAX_QUERY_LENGTH = env.int("RAG_MAX_QUERY_LENGTH", default=500)
