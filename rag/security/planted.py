@@ -155,3 +155,19 @@ def planted_findings(text: str) -> list[str]:
 
 # Every name `planted_findings` can return, in report order.
 PLANTED_SHAPES: tuple[str, ...] = (*_STRONG, "task_switch")
+
+_LABELS = {
+    "reply_directive": "gives orders about the assistant's reply",
+    "chat_turn": "imitates a chat transcript (Assistant:/User: turns)",
+    "addresses_an_ai": "addresses the reader as an AI",
+    "outside_link": "links or embeds an outside address (markdown)",
+    "code_to_run": "carries code to run",
+    "output_transform": "asks to encode or transform the output",
+    "planted_order": "gives orders to the reader (follow, before answering, when asked ...)",
+    "task_switch": "gives the assistant another task",
+}
+
+
+def shape_label(name: str) -> str:
+    """A reader's description of an injection finding (any name `injection_findings` returns)."""
+    return _LABELS.get(name, name.replace("_", " "))
