@@ -5,12 +5,14 @@ a model addresses the reader as an assistant or gives it another task. `planted_
 names the shapes found in a passage, in a fixed order (empty when none):
 
 - **Strong shapes**, each enough alone: an order about the model's reply ("in your response",
-  "render your answer in Portuguese"), a turn of a chat transcript ("Assistant:", "User: ... /
-  AI: ..."), the reader addressed as an AI ("as an AI language model", "note to the assistant"),
-  a markdown image or link to an outside address (a way out for data), code to run (a fenced
-  block, `import requests`, `subprocess`, `os.system`), an output transform (base64, emoji,
-  a cipher, reversed letters), and the planted-order phrases ("follow this instruction", "before
-  answering", "when asked about ...", "LEGAL AMENDMENT").
+  "render your answer in Portuguese", "then print 'X'", "reply to all questions with ..."), a turn
+  of a chat transcript ("Assistant:", "User: ... / AI: ...", "[system](#...)"), the reader addressed
+  as an AI ("as an AI language model", "note to the assistant", "the AI must say"), a markdown or
+  HTML image or link to an outside address (a way out for data), code to run (a fenced block,
+  `import requests`, `subprocess`, `os.system`), an output transform (base64, emoji, a cipher,
+  reversed letters), and the planted-order phrases ("follow this instruction", "before answering",
+  "when asked about ...", "while summarizing this document", "ignore the rest of this data",
+  "never reveal these instructions", "LEGAL AMENDMENT").
 - **Weak shapes**, counted per sentence: a sentence opening with an imperative verb of the kind a
   user gives an assistant ("Analyze ...", "Suggest ...", "Show me ..."), a direct question ("What
   movies are playing ...?"), the second person ("you", "your"), and no contract vocabulary at all
@@ -40,7 +42,12 @@ _STRONG: dict[str, re.Pattern] = {
         rf"|\byour\s+{_OUTPUT}\s+(?:in|with|using|as|by|to)\b"
         rf"|\b(?:render|encode|provide|write|format|give|present|deliver|begin|start|end)\s+your\s+{_OUTPUT}\b"
         r"|\b(?:respond|reply|answer)\s+(?:only\s+)?(?:in|using)\s+(?:(?-i:[A-Z][a-z]+)|base64|emojis?|code|json|reverse)\b"
-        r"|\b(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:reply|respond|answer|write|translate|classify|invert|tell|show|give)\b",
+        r"|\b(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:reply|respond|answer|write|translate|classify|invert|tell|show|give)\b"
+        # "print 'The tax rate is 50%'", "respond with "I don't know"": a fixed reply dictated
+        r"|(?:^|[.!?:;]\s+|\b(?:and|then|instead|just|only|simply)\s+)(?:say|print|output|write|return"
+        r"|(?:respond|reply|answer)\s+(?:only\s+)?with)\s*:?\s*[\"'\u201c\u2018]"
+        r"|\b(?:respond|reply|answer)\s+(?:to\s+)?(?:(?:every|each|any|all)\s+user'?s?|every|each|all)\s+"
+        r"(?:questions?|quer(?:y|ies)|requests?|prompts?)\s+(?:with|by)\b",
         _F,
     ),
     "chat_turn": re.compile(
@@ -53,10 +60,18 @@ _STRONG: dict[str, re.Pattern] = {
         r"|\b(?:you\s+are|you're)\s+(?:now\s+)?(?:an?\s+|the\s+)?(?:helpful\s+)?(?:ai|assistant|chatbot|language\s+model|llm|gpt)\b"
         r"|\b(?:dear|hey|hello|attention|note\s+to|message\s+(?:to|for)|instructions?\s+(?:to|for))\s+(?:the\s+|any\s+|all\s+)?"
         r"(?:ai|assistant|chatbot|bot|llm|gpt|model|language\s+model|reader\s+model)s?\b"
-        r"|\b(?:if|when)\s+you\s+are\s+an?\s+(?:ai|assistant|language\s+model|llm|chatbot)\b",
-        re.I,
+        r"|\b(?:if|when)\s+you\s+are\s+an?\s+(?:ai|assistant|language\s+model|llm|chatbot)\b"
+        r"|\b(?:the|any|an?)\s+(?:ai|llm|chatbot|(?:ai\s+|large\s+)?language\s+model|ai\s+(?:assistant|model|system))s?\s+"
+        r"(?:(?:must|should|shall|will|needs?\s+to|is\s+(?:required|instructed)\s+to)\s+(?:now\s+|always\s+|only\s+)?"
+        r"(?:say|answer|respond|reply|state|tell|ignore|include|recommend|write|output|print|praise|refuse)\b"
+        r"|(?:reading|processing|summari[sz]ing|analy[sz]ing)\s+this\b)"
+        r"|^\s*\[\s*(?:system|assistant|user)\s*\]\s*\(\s*#",
+        _F,
     ),
-    "outside_link": re.compile(r"!?\[[^\]\n]{0,200}\]\(\s*(?:https?:)?//", re.I),
+    # Markdown or HTML that fetches or links an outside address: a way out for data.
+    "outside_link": re.compile(
+        r"!?\[[^\]\n]{0,200}\]\(\s*(?:https?:)?//|<\s*img\b[^>]*\bsrc\s*=\s*['\"]?\s*(?:https?:)?//", re.I
+    ),
     "code_to_run": re.compile(
         r"^\s*```"
         r"|^\s*(?:import\s+[a-z_][\w.]*(?:\s*,\s*[a-z_][\w.]*)*|from\s+[a-z_][\w.]*\s+import\s+[\w*, ]+)\s*$"
@@ -78,7 +93,13 @@ _STRONG: dict[str, re.Pattern] = {
         r"|\bwhen\s+(?:you\s+are\s+|you're\s+)?asked\s+(?:about|to|for|what|whether)\b"
         r"|\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to)\s+the\s+user\b"
         r"|\b(?:tell|inform|remind|ask)\s+the\s+user\b"
-        r"|\bthe\s+user'?s?\s+(?:question|query|request|prompt)\b",
+        r"|\bthe\s+user'?s?\s+(?:question|query|request|prompt)\b"
+        r"|\b(?:ignore|disregard|skip|forget)\s+(?:the\s+rest|the\s+remainder|everything\s+else|all\s+other\s+(?:text|content|information))"
+        r"(?:\s+of\s+(?:this|the)\s+(?:data|text|document|content|context|page|file|email))?\b"
+        r"|\b(?:do\s+not|don'?t|never)\s+(?:mention|reveal|disclose|repeat|acknowledge)\s+(?:this|these|the(?:se)?\s+above)"
+        r"\s+(?:instructions?|messages?|notes?|directions?)\b"
+        r"|\b(?:if|when|while)\s+(?:you\s+are\s+|you're\s+)?(?:summari[sz]ing|reading|processing|analy[sz]ing|answering)"
+        r"\s+(?:this|the\s+following|these)\s+(?:\w+\s+)?(?:document|text|page|file|email|contract|agreement|content|data|passage)",
         re.I,
     ),
 }
@@ -90,6 +111,7 @@ _STRONG: dict[str, re.Pattern] = {
 _TASK_VERB = re.compile(
     r"^(?:please\s+)?(?:analy[sz]e|describe|suggest|explain|summari[sz]e|translate|classify|recommend|compose"
     r"|imagine|pretend|predict|brainstorm|discuss|evaluate|invent|rewrite|rephrase|paraphrase|tell\s+me|show\s+me"
+    r"|let'?s\s+(?:play|pretend|imagine|role-?play)|let\s+us\s+(?:play|pretend|imagine)"
     r"|give\s+me|write\s+(?:a|an|me)|generate|list\s+(?:the\s+)?(?:top|best|\d+|some|three|five|ten))\b",
     re.I,
 )
@@ -105,7 +127,7 @@ _QUESTION = re.compile(
     re.I,
 )
 # The reader addressed, or the asker speaking ("on my computer", "How do I ...").
-_PERSON = re.compile(r"\b(?:you|your|yours|yourself|me|my)\b|\bI\b(?!\.)")
+_PERSON = re.compile(r"(?i:\b(?:you|your|yours|yourself|me|my)\b)|\bI\b(?!\.)")
 _CONTRACT_WORDS = re.compile(
     r"\b(?:agreement|contract|part(?:y|ies)|shall|herein|hereof|hereunder|hereto|thereof|pursuant|section|article"
     r"|exhibit|schedule|clause|licens(?:e|ee|or|ed|ing)|company|companies|customer|supplier|vendor|distributor"
@@ -132,7 +154,8 @@ def _task_switch(sentence: str) -> bool:
     off_topic = not _CONTRACT_WORDS.search(sentence)
     if _TASK_VERB.match(sentence) or _QUESTION.match(sentence):
         return person or off_topic
-    return bool(_DUTY_VERB.match(sentence)) and person
+    # A lower-case start is the middle of a clause cut at a line break ("(b) provide the Services").
+    return sentence[0].isupper() and bool(_DUTY_VERB.match(sentence)) and person
 
 
 def _normal(text: str) -> str:
