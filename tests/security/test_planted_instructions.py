@@ -173,3 +173,16 @@ def test_the_admin_lists_flagged_chunks_and_counts_them_per_document(planted_con
     row = next(doc for doc in documents.context["cl"].result_list if doc.pk == planted_contract.pk)
     assert row.flagged_passage_count == 1
     assert "Planted instructions" in documents.content.decode()
+
+
+def test_reindexing_flags_a_document_ingested_before_the_flags_existed(
+    planted_contract, alpha, django_capture_on_commit_callbacks
+):
+    chunks = Chunk.objects.filter(document=planted_contract)
+    chunks.update(injection_flags=[])  # as a document ingested before #20 is stored
+    url = f"/api/v1/rag/documents/{planted_contract.pk}/reindex"
+    with django_capture_on_commit_callbacks(execute=True):
+        response = alpha.client(Role.MEMBER).post(url)
+    assert response.status_code == 202, body_text(response)
+    flagged = [chunk for chunk in chunks.all() if chunk.injection_flags]
+    assert [PAYLOAD in chunk.text for chunk in flagged] == [True]
