@@ -13,11 +13,13 @@ names the shapes found in a passage, in a fixed order (empty when none):
   reversed letters), and the planted-order phrases ("follow this instruction", "before answering",
   "when asked about ...", "while summarizing this document", "ignore the rest of this data",
   "never reveal these instructions", "LEGAL AMENDMENT").
-- **Weak shapes**, counted per sentence: a sentence opening with an imperative verb of the kind a
-  user gives an assistant ("Analyze ...", "Suggest ...", "Show me ..."), a direct question ("What
-  movies are playing ...?"), the second person ("you", "your"), and no contract vocabulary at all
-  (no "Agreement", "Party", "shall", ...). A sentence with two of them is a task switch
-  (`task_switch`); one alone is ordinary (contracts have questionnaires, consumer terms say "you").
+- **A task switch** (`task_switch`), judged per sentence: one that opens with a verb a user gives
+  an assistant ("Analyze ...", "Suggest ...", "Show me ...") or is a direct question ("What movies
+  are playing ...?") counts when it addresses the reader or speaks as the asker ("you", "my", "I")
+  or has no contract word at all (no "Agreement", "Party", "shall", ...); one that opens with a
+  verb contracts also list duties with ("Provide ...", "Include ...") counts only capitalised and
+  with a person addressed. Alone, each of these is ordinary: contracts have questionnaires
+  ("Describe the disaster recovery process ..."), and consumer terms say "you".
 
 Tuned on the public hostile dev split and measured on the full CUAD corpus (`bench/hostile_planted.py`):
 general shapes rather than dev strings, so other families of attacks are caught by the same rules.
