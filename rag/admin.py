@@ -14,7 +14,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import Q
+from django.db.models import Count, Q
 from django.http import HttpResponseRedirect, StreamingHttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -32,6 +32,11 @@ from .models import AuditLog, Case, Chunk, Document, RankingWeights, TitleSource
 from .pipeline.run import simulate_query
 from .retrieval.ranking import Weights
 from .retrieval.service import Reader, retrieve_with_each
+
+
+def _planted_chunks(prefix: str = "") -> Q:
+    """Chunks whose `injection_flags` are not empty (flagged at ingest), through `prefix`."""
+    return ~Q(**{f"{prefix}injection_flags": []})
 
 
 @admin.register(Case)
@@ -70,6 +75,7 @@ class DocumentAdmin(admin.ModelAdmin):
         "progress",
         "page_count",
         "chunk_count",
+        "flagged_passages",
         "sensitivity",
     ]
     list_filter = ["tenant", "status", "source_type", "doc_type", "sensitivity"]
@@ -96,6 +102,18 @@ class DocumentAdmin(admin.ModelAdmin):
     CHUNK_COPIED_FIELDS = ["source_type", "doc_type", "jurisdiction", "document_date"]
     exclude = ["text"]
     actions = ["reindex"]
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(flagged_passage_count=Count("chunks", filter=_planted_chunks("chunks__")))
+        )
+
+    @admin.display(description="Planted instructions", ordering="flagged_passage_count")
+    def flagged_passages(self, obj):
+        """How many of the document's passages carry instructions planted for a model."""
+        return obj.flagged_passage_count
 
     def has_add_permission(self, request):
         # Documents come through the upload service (stored, hashed, then ingested); a bare row
@@ -144,13 +162,43 @@ class DocumentAdmin(admin.ModelAdmin):
         self.message_user(request, f"Queued {queued} document(s) for reindexing.")
 
 
+class PlantedInstructionsFilter(admin.SimpleListFilter):
+    """Chunks flagged at ingest as carrying instructions planted for a model, or not."""
+
+    title = "planted instructions"
+    parameter_name = "planted"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Flagged"), ("no", "Not flagged")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(_planted_chunks())
+        if self.value() == "no":
+            return queryset.exclude(_planted_chunks())
+        return queryset
+
+
 @admin.register(Chunk)
 class ChunkAdmin(admin.ModelAdmin):
-    list_display = ["document", "index", "page_start", "page_end", "section_title", "token_count"]
-    list_filter = ["tenant", "doc_type"]
+    list_display = [
+        "document",
+        "index",
+        "page_start",
+        "page_end",
+        "section_title",
+        "token_count",
+        "planted_instructions",
+    ]
+    list_filter = ["tenant", "doc_type", PlantedInstructionsFilter]
     list_select_related = ["document"]
     search_fields = ["text"]
     exclude = ["embedding"]
+
+    @admin.display(description="Planted instructions")
+    def planted_instructions(self, obj):
+        """The shapes of planted instructions found at ingest, or "-"."""
+        return ", ".join(obj.injection_flags) or "-"
 
     def has_add_permission(self, request):
         return False

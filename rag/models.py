@@ -12,6 +12,7 @@ import uuid
 from pathlib import PurePath
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.core.exceptions import ValidationError
@@ -210,6 +211,9 @@ class Chunk(TenantOwned):
     jurisdiction = models.CharField(max_length=100, blank=True)
     document_date = models.DateField(null=True, blank=True)
     sensitivity = models.CharField(max_length=16, choices=Sensitivity.choices)
+    # Shapes of instructions planted for a model found in the text at ingest (indirect prompt
+    # injection, `sanitize.injection_findings(scope="document")`); empty for an ordinary passage.
+    injection_flags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
 
     class Meta:
         ordering = ["document_id", "index"]

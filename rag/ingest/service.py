@@ -27,6 +27,7 @@ from tenants.models import Tenant
 
 from .. import selectors
 from ..models import Case, Chunk, Document, DocumentStatus, IndexVersion, Sensitivity, TitleSource
+from ..pipeline.sanitize import injection_findings
 from . import embedding, limits, queue, titles
 from .chunking import chunk_text, token_estimate
 from .extract import detect_kind, extract
@@ -411,6 +412,7 @@ def _ingest(document: Document) -> Document:
             jurisdiction=document.jurisdiction,
             document_date=document.document_date,
             sensitivity=document.sensitivity,
+            injection_flags=injection_findings(span.text, scope="document"),
         )
         for i, (span, text_hash) in enumerate(zip(spans, hashes, strict=True))
     ]

@@ -17,7 +17,8 @@ Cyrillic/Greek look-alike letters folded in mixed-script words, with letter-spac
 
 `injection_findings(text, scope="document")` is the same scan for retrieved passages (indirect
 injection): only the instruction-like patterns, since contracts legitimately contain "System:"
-headings, SQL-looking fragments and dense punctuation.
+headings, SQL-looking fragments and dense punctuation, plus the shapes of planted instructions
+(`rag.security.planted`: orders about the reply, chat turns, outside links, code, task switches).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from urllib.parse import unquote
 from django.conf import settings
 
 from rag.pipeline.tokens import count_tokens
+from rag.security.planted import PLANTED_SHAPES, planted_findings
 from ragsite.exceptions import ConfigurationError, InvalidQuery, PromptInjectionDetected
 
 logger = logging.getLogger(__name__)
@@ -336,6 +338,7 @@ INJECTION_PATTERNS: dict[str, tuple[str, ...]] = {
     "excessive_special_characters": ("query",),
     "encoded_payload": ("query",),
     "unicode_tag_smuggling": SCOPES,
+    **{name: ("document",) for name in PLANTED_SHAPES},
 }
 
 # Cyrillic and Greek letters that look like Latin ones ("ignore" spelled with a Cyrillic i and o).
@@ -421,6 +424,9 @@ def _scan(text: str, scope: str) -> tuple[str, ...]:
         for name, check in _CHECKS.items():
             if any(check(view) for view in views):
                 found.add(name)
+    if scope == "document":
+        # Planted instructions (rag.security.planted), on the views that keep line breaks.
+        found.update(name for view in views[1:] or views for name in planted_findings(view))
     if _TAG_CHARACTERS.search(text):
         found.add("unicode_tag_smuggling")
     return tuple(name for name in INJECTION_PATTERNS if name in found)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from rag.models import Document, Sensitivity
 from rag.retrieval.service import Reader
+from rag.security.planted import shape_label
 
 
 @dataclass(frozen=True)
@@ -50,3 +51,29 @@ def pages(text: str, starts: list[tuple[int, int]], mark: tuple[int, int] | None
         else:
             views.append(PageView(number, text[start:end], "", ""))
     return views
+
+
+@dataclass(frozen=True)
+class FlaggedPassage:
+    """A passage flagged at ingest as carrying instructions planted for a model."""
+
+    number: int  # 1-based, as answers cite "[Title, Chunk 3]"
+    page: int
+    start: int  # character range in the document's text, for the viewer's mark
+    end: int
+    reasons: tuple[str, ...]  # readable labels of the shapes found
+
+
+def flagged_passages(chunks) -> list[FlaggedPassage]:
+    """The flagged passages among `chunks` (a document's, in order), with readable reasons."""
+    return [
+        FlaggedPassage(
+            chunk.index + 1,
+            chunk.page_start,
+            chunk.char_start,
+            chunk.char_end,
+            tuple(shape_label(name) for name in chunk.injection_flags),
+        )
+        for chunk in chunks
+        if chunk.injection_flags
+    ]

@@ -120,12 +120,13 @@ def document(request, document_id: int):
     if found is None:
         return _not_found(request)
     readable = reading.may_read(found, caller.reader)
-    views = []
+    views, flagged = [], []
     if readable and found.text:
         chunks = selectors.chunk_list(tenant=tenant, document_id=found.pk)
         starts = reading.page_starts(found, chunks.values_list("page_start", "char_start"))
         views = reading.pages(found.text, starts, _mark(request, len(found.text)))
-    context = _context(request, document=found, pages=views, readable=readable)
+        flagged = reading.flagged_passages(chunks.exclude(injection_flags=[]))
+    context = _context(request, document=found, pages=views, readable=readable, flagged=flagged)
     return render(request, "web/document.html", context)
 
 
