@@ -36,6 +36,7 @@ from urllib.parse import unquote
 from django.conf import settings
 
 from rag.pipeline.tokens import count_tokens
+from rag.pipeline.typed_injection import looks_like_typed_injection
 from ragsite.exceptions import ConfigurationError, InvalidQuery, PromptInjectionDetected
 
 logger = logging.getLogger(__name__)
@@ -327,7 +328,11 @@ def _encoded_payload(text: str) -> bool:
     return False
 
 
-_CHECKS: dict[str, Callable[[str], bool]] = {"encoded_payload": _encoded_payload}
+# "typed_injection": several weak signals of an attack's shape add up (rag.pipeline.typed_injection).
+_CHECKS: dict[str, Callable[[str], bool]] = {
+    "encoded_payload": _encoded_payload,
+    "typed_injection": looks_like_typed_injection,
+}
 
 # Name -> scopes, in report order. Every name a finding can carry is here.
 INJECTION_PATTERNS: dict[str, tuple[str, ...]] = {
@@ -335,6 +340,7 @@ INJECTION_PATTERNS: dict[str, tuple[str, ...]] = {
     **{name: ("query",) for name in _QUERY_PATTERNS},
     "excessive_special_characters": ("query",),
     "encoded_payload": ("query",),
+    "typed_injection": ("query",),
     "unicode_tag_smuggling": SCOPES,
 }
 
