@@ -38,7 +38,7 @@ _EARLIER = (
 # What follows a legal "instructions" noun: whose they are or where they are written.
 _THIRD_PARTY = (
     r"\b(?![\W_]{0,3}(?:the|a|an|his|her|their|its|our|this|that|of|from|given|issued|to|by|for|on|in\s+(?:the\s+)?(?:clause|section|article|schedule|exhibit"
-    r"|agreement|contract|lease|deed|will|trust|policy|manual)|that|which|under|regarding|about|concerning)\b)"
+    r"|agreement|contract|lease|deed|will|trust|policy|manual)|that|which|under|regarding|about|concerning|(?:above|below)\s+(?:the|a|an))\b)"
 )
 _REVEAL_VERB = (
     r"(?:print|output|repeat|list|format|write|translate|explain|summari[sz]e|describe|state|return|dump|recite|reveal"
@@ -94,11 +94,15 @@ SIGNALS: tuple[Signal, ...] = (
         rf"\b(?:the|all|these|those|any)\s+(?:\w+\s+)?{_EARLIER}\s+(?:{_PROMPT_NOUN}|words|text|input|messages?)"
         rf"{_THIRD_PARTY}",
         rf"{_START}{_EARLIER}[\s_-]+{_PROMPT_NOUN}{_THIRD_PARTY}",
+        rf"\babove[\s_-]+(?:{_PROMPT_NOUN}|words|text)\b",
         # print instruction | format the instructions as a list | output-previous-instructions
-        rf"{_START}{_REVEAL_VERB}(?:[\s_-]+(?:me|us|out|back))?(?:[\s_-]+(?:all|every|each|of|the|these|those|exact|full"
+        rf"{_START}{_REVEAL_VERB}s?(?:[\s_-]+(?:me|us|out|back))?(?:[\s_-]+(?:all|every|each|of|the|these|those|exact|full"
         rf"|whole|entire|{_EARLIER})){{0,4}}[\s_-]+(?:{_PROMPT_NOUN}|rules|ruleset|input|everything)(?:\s+so\s+far)?"
         rf"{_THIRD_PARTY}",
-        r"\b(?:instructions|rules|prompt|everything|words)\s+(?:above|so\s+far|you\s+(?:were|have\s+been)\s+given)\b",
+        # "the instructions above" (not "the rules above the threshold")
+        r"\b(?:instructions|rules|prompt|everything|words|text)\s+(?:above|so\s+far)"
+        r"(?=\s*(?:[.,;:!?)\"]|$|(?:this|here|in|as|and|into)\b))",
+        r"\b(?:instructions|rules|prompt|everything|words)\s+you\s+(?:were|have\s+been)\s+given\b",
         r"\binstructions\s+with\s+which\s+you\b|\bwhat\s+(?:are|were)\s+you\s+(?:told|instructed|programmed)\b",
     ),
     _signal(
@@ -118,13 +122,13 @@ SIGNALS: tuple[Signal, ...] = (
     _signal(
         "forces_access_granted",
         STRONG,
-        # The password game's winning words, quoted, capitalised or asked for: not "was access granted to".
-        r"[\"'\u201c\u201e\u2018\[]\s*access\s+grant",
+        # The password game's winning words, capitalised or asked for: not "was access granted to".
         r"(?-i:\bAccess\s+Grant(?:ed)?\b|\bACCESS\s+GRANT(?:ED)?\b)",
         r"\b(?:say|says|output|respond|reply|print|proclaim|with|phrase|words?|prefix\w*|w/)\s+(?:the\s+)?"
         r"(?:phrase\s+|words?\s+)?access\s+grant",
         r"\bzugang\s+gew[äa]hrt\b|\bacc[eè]s\s+accord[ée]\b|\bacceso\s+concedido\b",
     ),
+    _signal("quotes_access_granted", MEDIUM, r"[\"'\u201c\u201e\u2018\[]\s*access\s+grant"),
     _signal(
         "forces_the_output",
         MEDIUM,
@@ -146,6 +150,9 @@ SIGNALS: tuple[Signal, ...] = (
         r"\s*(?:above|below|before|after)|the\s+(?:above|below|following|preceding|previous|next)\s+(?:line|sentences?"
         r"|paragraph|text|input|message|words|content|prompt)s?{_THIRD_PARTY})",
         rf"\b(?:all\s+)?(?:{_PROMPT_NOUN}|rules)\s+(?:before|after|above|below)\s+(?:or\s+after\s+)?(?:this|here)\b",
+        # ignore any previous and following instructions
+        rf"\b(?:ignore|disregard|forget|discard|skip|override)\s+(?:(?:all|any|the|every|of)\s+)*(?:{_EARLIER}|following"
+        rf"|below|next|other)(?:\s+(?:and|or|&|/)\s+(?:{_EARLIER}|following|below|next))?\s+{_PROMPT_NOUN}{_THIRD_PARTY}",
         rf"\b{_PROMPT_NOUN}\s+(?:\w+\s+){{0,4}}(?:is|are)\s+(?:now\s+)?(?:invalid|void|null|obsolete|cancell?ed)\b",
         r"\b(?:your|the)\s+(?:behaviou?r|programming|purpose|personality|role|task|goal)\s+(?:has|have)\s+(?:now\s+)?"
         r"(?:been\s+)?(?:changed|updated|overridden|reset)\b",
@@ -176,9 +183,38 @@ SIGNALS: tuple[Signal, ...] = (
         r"(?-i:#\s*(?:BEGIN|END)\b)",
     ),
     _signal("orders_to_you", MEDIUM, _ORDER_TO_YOU, min_count=3),
+    # A text that keeps talking to "you" is talking to the model; a question says "you" once or twice.
+    _signal("addresses_you", MEDIUM, r"\b(?:you|your|yours|yourself|you'(?:re|ll|ve|d)|u|ur)\b", min_count=6),
+    _signal(
+        "keeps_addressing_you",
+        STRONG,
+        r"\b(?:you|your|yours|yourself|you'(?:re|ll|ve|d)|u|ur)\b",
+        min_count=10,
+    ),
+    _signal(
+        "speaks_as_the_user",
+        MEDIUM,
+        r"\bi\s+(?:will|am\s+going\s+to|'ll)\s+(?:say|give|ask|send|provide|type|tell|remind)\s+you\b",
+        r"\b(?:when|if|whenever)\s+i\s+(?:ask|tell|say|type|give)\s+(?:you\b|\\?[\"\u201c])",
+        r"\bthe\s+user\s+(?:says|asks|wants|gives|requests|speaks|types|provides|prefixes|inputs|agrees|accepts)\b",
+        r"\b(?:confirm|tell\s+me|say)\s+(?:that\s+)?you\s+understand\b|\bif\s+you\s+understand\b",
+    ),
+    _signal(
+        "writes_about_replies",
+        MEDIUM,
+        r"\b(?:respon(?:se|ses|d|ds|ding)|repl(?:y|ies|ying)|answer(?:s|ing)?|outputs?)\b",
+        min_count=4,
+    ),
+    _signal("characters", MEDIUM, r"\bcharacters?\b", min_count=2),
     _signal("many_orders_to_you", STRONG, _ORDER_TO_YOU, min_count=5),
     _signal("behaviour_orders", MEDIUM, _BEHAVIOUR_ORDER, min_count=3),
-    _signal("padding", STRONG, r"(\b\w{1,20}\b)(?:[\W_]{1,3}\1\b){14,}", r"([^\w\s])\1{40,}"),
+    _signal(
+        "padding",
+        STRONG,
+        r"(?P<word>\b\w{1,20}\b)(?:[\W_]{1,3}(?P=word)\b){14,}",
+        r"(?P<symbol>[^\w\s])(?P=symbol){40,}",
+        r"\b(?P<chunk>\w{6,30})(?P=chunk)+\b",  # "YYSTACKlibYYSTACKlib": a token made of one chunk repeated
+    ),
     # --- Persona and role play -------------------------------------------------------------------
     _signal(
         "persona_switch",
@@ -198,12 +234,16 @@ SIGNALS: tuple[Signal, ...] = (
         MEDIUM,
         r"\brole[\s-]?play\w*|\bplay\s+(?:a|the)\s+(?:game|role)\b|\blet'?s\s+(?:play|pretend|act|imagine)\b",
         r"\b(?:you\s+are|you're)\s+(?:now\s+)?(?:a|an|the)\s+(?:\w+\s+){0,3}?(?:ai|assistant|bot|chatbot|model|persona"
-        r"|character|security\s+system|system|door|wizard|guard)\b",
+        r"|character|security\s+(?:system|program)|program|system|door|wizard|guard)\b",
+        r"\b(?:act|pretend|play)\s+(?:as\s+|to\s+be\s+)?(?:my|a)\s+(?:deceased|dead|late)\s+(?:grand)?(?:mother|father|ma|pa)\b",
         r"\b(?:describe|introduce|imagine)\s+yourself\b|\byourself\s+as\b",
         r"\b(?:persona|in\s+character|alter\s+ego|hypothetical\s+response)\b|\bas\s+(?:a|the|your|my)\s+character\b",
         r"\byou\s+are\s+(?:\w+\s+){0,5}?(?:named|called)\b|\b(?:remember|forget)\s+(?:that\s+)?you\s+are\b",
         r"(?-i:\b[Yy]ou\s+are\s+(?:now\s+)?[A-Z][A-Z0-9.\-]{2,}\b)|(?-i:\b[Aa]s\s+[A-Z][A-Z0-9]{2,}\b,\s+(?:you|your)\b)",
         r"\b(?:change|turn|transform)\s+yourself\s+into\b|\byou\s+act\s+(?:like|as)\b",
+        r"\b(?:speak|talk|write|reply|respond|answer)\s+(?:to\s+me\s+)?(?:as|like)\s+(?:an?\s+)?(?-i:[A-Z])",
+        r"\b(?:conversation|chat(?:ting)?)\s+with\s+(?:an?\s+)?(?:ai|chatbot|assistant|language\s+model)\b",
+        r"\b(?:open\s*ai'?s?|content)\s+polic(?:y|ies)\b",
     ),
     _signal(
         "speaks_to_the_model",
