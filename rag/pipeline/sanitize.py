@@ -328,11 +328,7 @@ def _encoded_payload(text: str) -> bool:
     return False
 
 
-# "typed_injection": several weak signals of an attack's shape add up (rag.pipeline.typed_injection).
-_CHECKS: dict[str, Callable[[str], bool]] = {
-    "encoded_payload": _encoded_payload,
-    "typed_injection": looks_like_typed_injection,
-}
+_CHECKS: dict[str, Callable[[str], bool]] = {"encoded_payload": _encoded_payload}
 
 # Name -> scopes, in report order. Every name a finding can carry is here.
 INJECTION_PATTERNS: dict[str, tuple[str, ...]] = {
@@ -429,6 +425,9 @@ def _scan(text: str, scope: str) -> tuple[str, ...]:
                 found.add(name)
     if _TAG_CHARACTERS.search(text):
         found.add("unicode_tag_smuggling")
+    # What no named pattern caught may still add up to an attack's shape (issue #20).
+    if scope == "query" and not found and any(looks_like_typed_injection(view) for view in views):
+        found.add("typed_injection")
     return tuple(name for name in INJECTION_PATTERNS if name in found)
 
 
