@@ -26,10 +26,13 @@ THRESHOLD = 3
 STRONG, MEDIUM, WEAK = 3, 2, 1
 
 _I = re.I | re.M
+# Whitespace is bounded ({0,3}, {1,3}) everywhere: the scan's views have one space between words,
+# and an unbounded run after "^" (re.M) would backtrack quadratically on a text of blank lines.
 # Nouns for what the model was told. "rules" and "guidelines" are also law, so they only count
 # with a second-person owner or an "above/previous" qualifier.
 _PROMPT_NOUN = (
-    r"(?:instructions?|instrucitons|isntructions|prompts?|pre-?prompt|system\s+message|commands|directives)"
+    r"(?:instructions?|instrucitons|isntructions|prompts?|pre-?prompt|system\s{1,3}message"
+    r"|commands|directives)"
 )
 _RULE_NOUN = rf"(?:{_PROMPT_NOUN}|rules?|ruleset|guidelines|programming|configuration|settings)"
 _EARLIER = (
@@ -37,15 +40,15 @@ _EARLIER = (
 )
 # What follows a legal "instructions" noun: whose they are or where they are written.
 _THIRD_PARTY = (
-    r"\b(?![\W_]{0,3}(?:the|a|an|his|her|their|its|our|this|that|of|from|given|issued|to|by|for|on|in\s+(?:the\s+)?(?:clause|section|article|schedule|exhibit"
-    r"|agreement|contract|lease|deed|will|trust|policy|manual)|that|which|under|regarding|about|concerning|(?:above|below)\s+(?:the|a|an))\b)"
+    r"\b(?![\W_]{0,3}(?:the|a|an|his|her|their|its|our|this|that|of|from|given|issued|to|by|for|on|in\s{1,3}(?:the\s{1,3})?(?:clause|section|article|schedule|exhibit"
+    r"|agreement|contract|lease|deed|will|trust|policy|manual)|that|which|under|regarding|about|concerning|(?:above|below)\s{1,3}(?:the|a|an))\b)"
 )
 _REVEAL_VERB = (
     r"(?:print|output|repeat|list|format|write|translate|explain|summari[sz]e|describe|state|return|dump|recite|reveal"
-    r"|show|display|tell|give|copy|rewrite|convert|paraphrase|tl;?dr|encode|spell|type|read\s+out|share|disclose|leak)"
+    r"|show|display|tell|give|copy|rewrite|convert|paraphrase|tl;?dr|encode|spell|type|read\s{1,3}out|share|disclose|leak)"
 )
 # An imperative: at the start of the text, a line or a sentence, or after "please"/"now"/"just".
-_START = r"(?:^|[.!?:;\n\"'\u201c]\s*|\b(?:please|now|just|then|and|also|kindly)\s+)"
+_START = r"(?:^|[.!?:;\n\"'\u201c]\s{0,3}|\b(?:please|now|just|then|and|also|kindly)\s{1,3})"
 
 
 @dataclass(frozen=True)
@@ -71,13 +74,13 @@ def _signal(name: str, weight: int, *alternatives: str, flags: int = _I, min_cou
 
 # Orders to "you": a legal question has one at most ("can you tell me whether…").
 _ORDER_TO_YOU = (
-    r"you(?:'ll|'re)?\s+(?:will|must|should|shall|have\s+to|need\s+to|are\s+(?:to|going|not|now|free|able)"
-    r"|can(?:not|'t)?|won'?t|never|always|do(?:n'?t|\s+not)|may\s+not|act|respond|answer|reply|say|write|generate"
+    r"you(?:'ll|'re)?\s{1,3}(?:will|must|should|shall|have\s{1,3}to|need\s{1,3}to|are\s{1,3}(?:to|going|not|now|free|able)"
+    r"|can(?:not|'t)?|won'?t|never|always|do(?:n'?t|\s{1,3}not)|may\s{1,3}not|act|respond|answer|reply|say|write|generate"
     r"|provide|follow|stay|remain|obey|pretend|play|simulate)\b"
 )
 # Sentences that open with an order about behaviour rather than about a document.
 _BEHAVIOUR_ORDER = (
-    r"(?:^|[.!?\n]\s*)(?:do\s+not|don'?t|never|always|remember|make\s+sure|ensure|stay|keep|respond|reply|begin"
+    r"(?:^|[.!?\n]\s{0,3})(?:do\s{1,3}not|don'?t|never|always|remember|make\s{1,3}sure|ensure|stay|keep|respond|reply|begin"
     r"|start|use|include|avoid|stop|continue|act|be)\b"
 )
 
@@ -88,99 +91,100 @@ SIGNALS: tuple[Signal, ...] = (
         "asks_for_its_instructions",
         STRONG,
         # your instructions / your pre-prompt / your ruleset / your password
-        rf"\b(?:your|yr|ur)\s+(?:\w+\s+){{0,2}}?(?:{_RULE_NOUN}|password|passcode|pass\s+code|access\s+code|secret"
-        r"(?:\s+(?:code|key|word))?|passphrase|code\s*word)\b",
+        rf"\b(?:your|yr|ur)\s{{1,3}}(?:\w+\s{{1,3}}){{0,2}}?(?:{_RULE_NOUN}|password|passcode|pass\s{{1,3}}code|access\s{{1,3}}code|secret"
+        r"(?:\s{1,3}(?:code|key|word))?|passphrase|code\s{0,3}word)\b",
         # the above / previous / hidden instructions (not "of the principal")
-        rf"\b(?:the|all|these|those|any)\s+(?:\w+\s+)?{_EARLIER}\s+(?:{_PROMPT_NOUN}|words|text|input|messages?)"
+        rf"\b(?:the|all|these|those|any)\s{{1,3}}(?:\w+\s{{1,3}})?{_EARLIER}\s{{1,3}}(?:{_PROMPT_NOUN}|words|text|input|messages?)"
         rf"{_THIRD_PARTY}",
-        rf"{_START}{_EARLIER}[\s_-]+{_PROMPT_NOUN}{_THIRD_PARTY}",
-        rf"\babove[\s_-]+(?:{_PROMPT_NOUN}|words|text)\b",
+        rf"{_START}{_EARLIER}[\s_-]{{1,3}}{_PROMPT_NOUN}{_THIRD_PARTY}",
+        rf"\babove[\s_-]{{1,3}}(?:{_PROMPT_NOUN}|words|text)\b",
         # print instruction | format the instructions as a list | output-previous-instructions
-        rf"{_START}{_REVEAL_VERB}s?(?:[\s_-]+(?:me|us|out|back))?(?:[\s_-]+(?:all|every|each|of|the|these|those|exact|full"
-        rf"|whole|entire|{_EARLIER})){{0,4}}[\s_-]+(?:{_PROMPT_NOUN}|rules|ruleset|input|everything)(?:\s+so\s+far)?"
+        rf"{_START}{_REVEAL_VERB}s?(?:[\s_-]{{1,3}}(?:me|us|out|back))?(?:[\s_-]{{1,3}}(?:all|every|each|of|the|these|those|exact|full"
+        rf"|whole|entire|{_EARLIER})){{0,4}}[\s_-]{{1,3}}(?:{_PROMPT_NOUN}|rules|ruleset|input|everything)(?:\s{{1,3}}so\s{{1,3}}far)?"
         rf"{_THIRD_PARTY}",
         # "the instructions above" (not "the rules above the threshold")
-        r"\b(?:instructions|rules|prompt|everything|words|text)\s+(?:above|so\s+far)"
-        r"(?=\s*(?:[.,;:!?)\"]|$|(?:this|here|in|as|and|into)\b))",
-        r"\b(?:instructions|rules|prompt|everything|words)\s+you\s+(?:were|have\s+been)\s+given\b",
-        r"\binstructions\s+with\s+which\s+you\b|\bwhat\s+(?:are|were)\s+you\s+(?:told|instructed|programmed)\b",
+        r"\b(?:instructions|rules|prompt|everything|words|text)\s{1,3}(?:above|so\s{1,3}far)"
+        r"(?=\s{0,3}(?:[.,;:!?)\"]|$|(?:this|here|in|as|and|into)\b))",
+        r"\b(?:instructions|rules|prompt|everything|words)\s{1,3}you\s{1,3}(?:were|have\s{1,3}been)\s{1,3}given\b",
+        r"\binstructions\s{1,3}with\s{1,3}which\s{1,3}you\b|\bwhat\s{1,3}(?:are|were)\s{1,3}you\s{1,3}(?:told|instructed|programmed)\b",
     ),
     _signal(
         "asks_for_a_secret",
         MEDIUM,
-        r"\b(?:password|passcode|pass\s+code|access\s+code|secret\s+(?:code|key|word)|passphrase|code\s*word)s?\b",
+        r"\b(?:password|passcode|pass\s{1,3}code|access\s{1,3}code|secret\s{1,3}(?:code|key|word)|passphrase|code\s{0,3}word)s?\b",
     ),
     _signal(
         "claims_the_secret_was_given",
         STRONG,
-        r"\bcorrect\s+(?:password|passcode|access\s+code|passphrase|code)\b",
-        r"\b(?:password|passcode|access\s+code)\s+(?:has\s+been\s+|was\s+|is\s+)?(?:input|entered|provided|accepted|verified"
+        r"\bcorrect\s{1,3}(?:password|passcode|access\s{1,3}code|passphrase|code)\b",
+        r"\b(?:password|passcode|access\s{1,3}code)\s{1,3}(?:has\s{1,3}been\s{1,3}|was\s{1,3}|is\s{1,3})?(?:input|entered|provided|accepted|verified"
         r"|missing|redacted)\b",
-        r"\bphrase\s+that\s+grants\s+access\b",
+        r"\bphrase\s{1,3}that\s{1,3}grants\s{1,3}access\b",
     ),
     # --- Forcing the output ---------------------------------------------------------------------
     _signal(
         "forces_access_granted",
         STRONG,
         # The password game's winning words, capitalised or asked for: not "was access granted to".
-        r"(?-i:\bAccess\s+Grant(?:ed)?\b|\bACCESS\s+GRANT(?:ED)?\b)",
-        r"\b(?:say|says|output|respond|reply|print|proclaim|with|phrase|words?|prefix\w*|w/)\s+(?:the\s+)?"
-        r"(?:phrase\s+|words?\s+)?access\s+grant",
-        r"\bzugang\s+gew[äa]hrt\b|\bacc[eè]s\s+accord[ée]\b|\bacceso\s+concedido\b",
+        r"(?-i:\bAccess\s{1,3}Grant(?:ed)?\b|\bACCESS\s{1,3}GRANT(?:ED)?\b)",
+        r"\b(?:say|says|output|respond|reply|print|proclaim|with|phrase|words?|prefix\w*|w/)\s{1,3}(?:the\s{1,3})?"
+        r"(?:phrase\s{1,3}|words?\s{1,3})?access\s{1,3}grant",
+        r"\bzugang\s{1,3}gew[äa]hrt\b|\bacc[eè]s\s{1,3}accord[ée]\b|\bacceso\s{1,3}concedido\b",
     ),
-    _signal("quotes_access_granted", MEDIUM, r"[\"'\u201c\u201e\u2018\[]\s*access\s+grant"),
+    _signal("quotes_access_granted", MEDIUM, r"[\"'\u201c\u201e\u2018\[]\s{0,3}access\s{1,3}grant"),
     _signal(
         "forces_the_output",
         MEDIUM,
-        r"\b(?:begin|start|prefix|end|preface|open)\s+(?:your|yr|ur|the|each)\s+(?:\w+\s+)?(?:response|reply|answer|output"
-        r"|message)s?\s+(?:with|by)\b",
-        rf"{_START}(?:say|respond|reply|answer|output|print|proclaim|write|type|return)\s+(?:with\s+)?(?:only\s+)?"
-        r"(?:the\s+(?:words?|phrase|text)\s+)?[\"\u201c\u201e'\[]",
-        r"\b(?:respond|reply|answer|output)\s+(?:with\s+)?only\b|\b(?:include|say|output)\s+nothing\s+(?:but|else|besides)\b"
-        r"|\bdo\s+not\s+say\s+any\s+(?:other\s+)?words\b|\bwithout\s+any\s+(?:commentary|explanation)\b",
-        r"\byour\s+(?:sole|only)\s+(?:response|reply|output|answer)\b",
-        r"\b(?:every|each|all)\s+(?:of\s+)?your\s+(?:replies|responses|answers|outputs|messages)\b",
+        r"\b(?:begin|start|prefix|end|preface|open)\s{1,3}(?:your|yr|ur|the|each)\s{1,3}(?:\w+\s{1,3})?(?:response|reply|answer|output"
+        r"|message)s?\s{1,3}(?:with|by)\b",
+        rf"{_START}(?:say|respond|reply|answer|output|print|proclaim|write|type|return)\s{{1,3}}(?:with\s{{1,3}})?(?:only\s{{1,3}})?"
+        r"(?:the\s{1,3}(?:words?|phrase|text)\s{1,3})?[\"\u201c\u201e'\[]",
+        r"\b(?:respond|reply|answer|output)\s{1,3}(?:with\s{1,3})?only\b|\b(?:include|say|output)\s{1,3}nothing\s{1,3}(?:but|else|besides)\b"
+        r"|\bdo\s{1,3}not\s{1,3}say\s{1,3}any\s{1,3}(?:other\s{1,3})?words\b|\bwithout\s{1,3}any\s{1,3}(?:commentary|explanation)\b",
+        r"\byour\s{1,3}(?:sole|only)\s{1,3}(?:response|reply|output|answer)\b",
+        r"\b(?:every|each|all)\s{1,3}(?:of\s{1,3})?your\s{1,3}(?:replies|responses|answers|outputs|messages)\b",
     ),
     # --- Overriding what came before -------------------------------------------------------------
     _signal(
         "overrides_the_context",
         STRONG,
-        r"\b(?:ignore|disregard|forget|discard|skip)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:what\s+(?:i|you)\s+(?:just\s+)?"
-        r"(?:said|wrote|read)|(?:everything|anything)(?:\s+(?:above|before|else|so\s+far))?(?=\s*(?:[.,;:!]|and\b|$))|(?:the\s+|this\s+|that\s+)?(?:input|text|content|words|message|prompt)s?"
-        r"\s*(?:above|below|before|after)|the\s+(?:above|below|following|preceding|previous|next)\s+(?:line|sentences?"
+        r"\b(?:ignore|disregard|forget|discard|skip)\s{1,3}(?:all\s{1,3}|any\s{1,3})?(?:of\s{1,3})?(?:what\s{1,3}(?:i|you)\s{1,3}(?:just\s{1,3})?"
+        r"(?:said|wrote|read)|(?:everything|anything)(?:\s{1,3}(?:above|before|else|so\s{1,3}far))?(?=\s{0,3}(?:[.,;:!]|and\b|$))|(?:the\s{1,3}|this\s{1,3}|that\s{1,3})?(?:input|text|content|words|message|prompt)s?"
+        r"\s{0,3}(?:above|below|before|after)|the\s{1,3}(?:above|below|following|preceding|previous|next)\s{1,3}(?:line|sentences?"
         r"|paragraph|text|input|message|words|content|prompt)s?{_THIRD_PARTY})",
-        rf"\b(?:all\s+)?(?:{_PROMPT_NOUN}|rules)\s+(?:before|after|above|below)\s+(?:or\s+after\s+)?(?:this|here)\b",
+        rf"\b(?:all\s{{1,3}})?(?:{_PROMPT_NOUN}|rules)\s{{1,3}}(?:before|after|above|below)\s{{1,3}}(?:or\s{{1,3}}after\s{{1,3}})?(?:this|here)\b",
         # ignore any previous and following instructions
-        rf"\b(?:ignore|disregard|forget|discard|skip|override)\s+(?:(?:all|any|the|every|of)\s+)*(?:{_EARLIER}|following"
-        rf"|below|next|other)(?:\s+(?:and|or|&|/)\s+(?:{_EARLIER}|following|below|next))?\s+{_PROMPT_NOUN}{_THIRD_PARTY}",
-        rf"\b{_PROMPT_NOUN}\s+(?:\w+\s+){{0,4}}(?:is|are)\s+(?:now\s+)?(?:invalid|void|null|obsolete|cancell?ed)\b",
-        r"\b(?:your|the)\s+(?:behaviou?r|programming|purpose|personality|role|task|goal)\s+(?:has|have)\s+(?:now\s+)?"
-        r"(?:been\s+)?(?:changed|updated|overridden|reset)\b",
-        rf"\b(?:the\s+)?(?:real|true|actual|new|updated)\s+(?:{_PROMPT_NOUN}|task)\s+(?:is|are)\b",
-        r"\b(?:keep|follow)\s+your\s+(?:previous\s+|original\s+)?instructions\s*,?\s+but\b",
+        rf"\b(?:ignore|disregard|forget|discard|skip|override)\s{{1,3}}(?:(?:all|any|the|every|of)\s{{1,3}})*(?:{_EARLIER}|following"
+        rf"|below|next|other)(?:\s{{1,3}}(?:and|or|&|/)\s{{1,3}}(?:{_EARLIER}|following|below|next))?\s{{1,3}}{_PROMPT_NOUN}{_THIRD_PARTY}",
+        rf"\b{_PROMPT_NOUN}\s{{1,3}}(?:\w+\s{{1,3}}){{0,4}}(?:is|are)\s{{1,3}}(?:now\s{{1,3}})?(?:invalid|void|null|obsolete|cancell?ed)\b",
+        r"\b(?:your|the)\s{1,3}(?:behaviou?r|programming|purpose|personality|role|task|goal)\s{1,3}(?:has|have)\s{1,3}(?:now\s{1,3})?"
+        r"(?:been\s{1,3})?(?:changed|updated|overridden|reset)\b",
+        rf"\b(?:the\s{{1,3}})?(?:real|true|actual|new|updated)\s{{1,3}}(?:{_PROMPT_NOUN}|task)\s{{1,3}}(?:is|are)\b",
+        r"\b(?:keep|follow)\s{1,3}your\s{1,3}(?:previous\s{1,3}|original\s{1,3})?instructions\s{0,3},?\s{1,3}but\b",
     ),
     # --- Fake turns and delimiters ---------------------------------------------------------------
     _signal(
         "fake_boundary",
         STRONG,
-        r"(?:[%=#*<>\[\]{}|~\-]{3,}|[^\w\s]{2,}\s)\s*(?:end|begin|start)\b",
-        r"(?-i:\b(?:END|BEGIN)\s+(?:OF\s+)?(?:THE\s+)?(?:USER\s+|LOGIN\s+|SYSTEM\s+)?(?:INPUT|PROMPT|INSTRUCTIONS?|BUFFER"
+        # Bounded runs: an unbounded one would backtrack quadratically on a long run of symbols.
+        r"(?:[%=#*<>\[\]{}|~\-]{3,12}|[^\w\s]{2,12}\s)\s{0,3}(?:end|begin|start)\b",
+        r"(?-i:\b(?:END|BEGIN)\s{1,3}(?:OF\s{1,3})?(?:THE\s{1,3})?(?:USER\s{1,3}|LOGIN\s{1,3}|SYSTEM\s{1,3})?(?:INPUT|PROMPT|INSTRUCTIONS?|BUFFER"
         r"|ATTEMPT|AMBIGUITY|TEXT|CONVERSATION|CONTEXT|QUERY|MESSAGE|SESSION)\b)",
-        r"\bend\s+(?:of\s+)?(?:user\s+input|out\s+of\s+date\s+instructions|login\s+attempt)\b",
+        r"\bend\s{1,3}(?:of\s{1,3})?(?:user\s{1,3}input|out\s{1,3}of\s{1,3}date\s{1,3}instructions|login\s{1,3}attempt)\b",
     ),
     _signal(
         "fake_turn",
         MEDIUM,
-        r"^\s*(?:user|human|ai|assistant|gpt|chatgpt|bot|model|dan|system)\s*:",
-        r"\n\s*(?:user|human|ai|assistant|gpt|chatgpt|bot|model)\s*:",
+        r"^\s{0,3}(?:user|human|ai|assistant|gpt|chatgpt|bot|model|dan|system)\s{0,3}:",
+        r"\n\s{0,3}(?:user|human|ai|assistant|gpt|chatgpt|bot|model)\s{0,3}:",
     ),
     _signal(
         "template_placeholder",
         STRONG,
-        r"<\s*(?:prompt|name|input|request|question|query|insert[^<>]{0,30}|your\s+[^<>]{1,20})\s*>",
-        r"\[\s*(?:input|prompt|request|insert\s+prompt\s+here)\s*\]|\{\s*(?:prompt|input|request)\s*\}",
-        r"\bprompt\s*[:=]\s*[\"\u201c]?\s*$",
-        r"(?-i:#\s*(?:BEGIN|END)\b)",
+        r"<\s{0,3}(?:prompt|name|input|request|question|query|insert[^<>]{0,30}|your\s{1,3}[^<>]{1,20})\s{0,3}>",
+        r"\[\s{0,3}(?:input|prompt|request|insert\s{1,3}prompt\s{1,3}here)\s{0,3}\]|\{\s{0,3}(?:prompt|input|request)\s{0,3}\}",
+        r"\bprompt\s{0,3}[:=]\s{0,3}[\"\u201c]?\s{0,3}$",
+        r"(?-i:#\s{0,3}(?:BEGIN|END)\b)",
     ),
     _signal("orders_to_you", MEDIUM, _ORDER_TO_YOU, min_count=3),
     # A text that keeps talking to "you" is talking to the model; a question says "you" once or twice.
@@ -194,10 +198,10 @@ SIGNALS: tuple[Signal, ...] = (
     _signal(
         "speaks_as_the_user",
         MEDIUM,
-        r"\bi\s+(?:will|am\s+going\s+to|'ll)\s+(?:say|give|ask|send|provide|type|tell|remind)\s+you\b",
-        r"\b(?:when|if|whenever)\s+i\s+(?:ask|tell|say|type|give)\s+(?:you\b|\\?[\"\u201c])",
-        r"\bthe\s+user\s+(?:says|asks|wants|gives|requests|speaks|types|provides|prefixes|inputs|agrees|accepts)\b",
-        r"\b(?:confirm|tell\s+me|say)\s+(?:that\s+)?you\s+understand\b|\bif\s+you\s+understand\b",
+        r"\bi\s{1,3}(?:will|am\s{1,3}going\s{1,3}to|'ll)\s{1,3}(?:say|give|ask|send|provide|type|tell|remind)\s{1,3}you\b",
+        r"\b(?:when|if|whenever)\s{1,3}i\s{1,3}(?:ask|tell|say|type|give)\s{1,3}(?:you\b|\\?[\"\u201c])",
+        r"\bthe\s{1,3}user\s{1,3}(?:says|asks|wants|gives|requests|speaks|types|provides|prefixes|inputs|agrees|accepts)\b",
+        r"\b(?:confirm|tell\s{1,3}me|say)\s{1,3}(?:that\s{1,3})?you\s{1,3}understand\b|\bif\s{1,3}you\s{1,3}understand\b",
     ),
     _signal(
         "writes_about_replies",
@@ -219,63 +223,65 @@ SIGNALS: tuple[Signal, ...] = (
     _signal(
         "persona_switch",
         STRONG,
-        r"\bstay(?:s|ing)?\s+in\s+character\b|\bbreak(?:ing)?\s+character\b|\bout\s+of\s+character\b",
-        r"\b(?:developer|god|jailbreak|evil|dev|unrestricted|opposite|\w+)\s+mode\s*(?:enabled|activated|on(?=\s*(?:[.!,;:]|$))|\])",
-        r"\bdo\s+anything\s+now\b|\bjailbr(?:eak|oken)\b(?![\s-]+(?:a|an|the|my|your|his|her|their|smart|iphone|phone|devices?)\b)",
-        r"\[\s*(?:insert|your|put|replace|enter)\b[^\]\n]{0,40}\b(?:prompt|request|question|query)\b[^\]\n]{0,20}\]",
-        r"\b(?:you\s+(?:are|will\s+be)|i\s+want\s+you\s+to)\s+(?:going\s+to\s+|now\s+)?(?:act|pretend|play|simulate|roleplay"
-        r"|respond|answer|reply|behave)\s+(?:as|like|the\s+role)\b",
-        r"\b(?:from\s+now\s+on|henceforth|for\s+the\s+rest\s+of\s+(?:this|our)\s+conversation)\b[^.!?\n]{0,40}\byou\b",
-        r"\b(?:you\s+will|you\s+must|you\s+shall)\s+(?:always|never)\s+(?:respond|answer|reply|refuse|say|comply|output)\b",
-        r"\bnever\s+refuse\b|\bwithout\s+(?:any\s+)?refusals?\b",
+        r"\bstay(?:s|ing)?\s{1,3}in\s{1,3}character\b|\bbreak(?:ing)?\s{1,3}character\b|\bout\s{1,3}of\s{1,3}character\b",
+        r"\b(?:developer|god|jailbreak|evil|dev|unrestricted|opposite|\w+)\s{1,3}mode\s{0,3}(?:enabled|activated|on(?=\s{0,3}(?:[.!,;:]|$))|\])",
+        r"\bdo\s{1,3}anything\s{1,3}now\b|\bjailbr(?:eak|oken)\b(?![\s-]+(?:a|an|the|my|your|his|her|their|smart|iphone|phone|devices?)\b)",
+        r"\[\s{0,3}(?:insert|your|put|replace|enter)\b[^\]\n]{0,40}\b(?:prompt|request|question|query)\b[^\]\n]{0,20}\]",
+        r"\b(?:you\s{1,3}(?:are|will\s{1,3}be)|i\s{1,3}want\s{1,3}you\s{1,3}to)\s{1,3}(?:going\s{1,3}to\s{1,3}|now\s{1,3})?(?:act|pretend|play|simulate|roleplay"
+        r"|respond|answer|reply|behave)\s{1,3}(?:as|like|the\s{1,3}role)\b",
+        r"\b(?:from\s{1,3}now\s{1,3}on|henceforth|for\s{1,3}the\s{1,3}rest\s{1,3}of\s{1,3}(?:this|our)\s{1,3}conversation)\b[^.!?\n]{0,40}\byou\b",
+        r"\b(?:you\s{1,3}will|you\s{1,3}must|you\s{1,3}shall)\s{1,3}(?:always|never)\s{1,3}(?:respond|answer|reply|refuse|say|comply|output)\b",
+        r"\bnever\s{1,3}refuse\b|\bwithout\s{1,3}(?:any\s{1,3})?refusals?\b",
     ),
     _signal(
         "role_play",
         MEDIUM,
-        r"\brole[\s-]?play\w*|\bplay\s+(?:a|the)\s+(?:game|role)\b|\blet'?s\s+(?:play|pretend|act|imagine)\b",
-        r"\b(?:you\s+are|you're)\s+(?:now\s+)?(?:a|an|the)\s+(?:\w+\s+){0,3}?(?:ai|assistant|bot|chatbot|model|persona"
-        r"|character|security\s+(?:system|program)|program|system|door|wizard|guard)\b",
-        r"\b(?:act|pretend|play)\s+(?:as\s+|to\s+be\s+)?(?:my|a)\s+(?:deceased|dead|late)\s+(?:grand)?(?:mother|father|ma|pa)\b",
-        r"\b(?:describe|introduce|imagine)\s+yourself\b|\byourself\s+as\b",
-        r"\b(?:persona|in\s+character|alter\s+ego|hypothetical\s+response)\b|\bas\s+(?:a|the|your|my)\s+character\b",
-        r"\byou\s+are\s+(?:\w+\s+){0,5}?(?:named|called)\b|\b(?:remember|forget)\s+(?:that\s+)?you\s+are\b",
-        r"(?-i:\b[Yy]ou\s+are\s+(?:now\s+)?[A-Z][A-Z0-9.\-]{2,}\b)|(?-i:\b[Aa]s\s+[A-Z][A-Z0-9]{2,}\b,\s+(?:you|your)\b)",
-        r"\b(?:change|turn|transform)\s+yourself\s+into\b|\byou\s+act\s+(?:like|as)\b",
-        r"\b(?:speak|talk|write|reply|respond|answer)\s+(?:to\s+me\s+)?(?:as|like)\s+(?:an?\s+)?(?-i:[A-Z])",
-        r"\b(?:conversation|chat(?:ting)?)\s+with\s+(?:an?\s+)?(?:ai|chatbot|assistant|language\s+model)\b",
-        r"\b(?:open\s*ai'?s?|content)\s+polic(?:y|ies)\b",
+        r"\brole[\s-]?play\w*|\bplay\s{1,3}(?:a|the)\s{1,3}(?:game|role)\b|\blet'?s\s{1,3}(?:play|pretend|act|imagine)\b",
+        r"\b(?:you\s{1,3}are|you're)\s{1,3}(?:now\s{1,3})?(?:a|an|the)\s{1,3}(?:\w+\s{1,3}){0,3}?(?:ai|assistant|bot|chatbot|model|persona"
+        r"|character|security\s{1,3}(?:system|program)|program|system|door|wizard|guard)\b",
+        r"\b(?:act|pretend|play)\s{1,3}(?:as\s{1,3}|to\s{1,3}be\s{1,3})?(?:my|a)\s{1,3}(?:deceased|dead|late)\s{1,3}(?:grand)?(?:mother|father|ma|pa)\b",
+        r"\b(?:describe|introduce|imagine)\s{1,3}yourself\b|\byourself\s{1,3}as\b",
+        r"\b(?:persona|in\s{1,3}character|alter\s{1,3}ego|hypothetical\s{1,3}response)\b|\bas\s{1,3}(?:a|the|your|my)\s{1,3}character\b",
+        r"\byou\s{1,3}are\s{1,3}(?:\w+\s{1,3}){0,5}?(?:named|called)\b|\b(?:remember|forget)\s{1,3}(?:that\s{1,3})?you\s{1,3}are\b",
+        r"(?-i:\b[Yy]ou\s{1,3}are\s{1,3}(?:now\s{1,3})?[A-Z][A-Z0-9.\-]{2,}\b)|(?-i:\b[Aa]s\s{1,3}[A-Z][A-Z0-9]{2,}\b,\s{1,3}(?:you|your)\b)",
+        r"\b(?:change|turn|transform)\s{1,3}yourself\s{1,3}into\b|\byou\s{1,3}act\s{1,3}(?:like|as)\b",
+        r"\b(?:speak|talk|write|reply|respond|answer)\s{1,3}(?:to\s{1,3}me\s{1,3})?(?:as|like)\s{1,3}(?:an?\s{1,3})?(?-i:[A-Z])",
+        r"\b(?:conversation|chat(?:ting)?)\s{1,3}with\s{1,3}(?:an?\s{1,3})?(?:ai|chatbot|assistant|language\s{1,3}model)\b",
+        r"\b(?:open\s{0,3}ai'?s?|content)\s{1,3}polic(?:y|ies)\b",
     ),
     _signal(
         "speaks_to_the_model",
         MEDIUM,
-        r"\b(?:hello|hi|hey|dear|you\s+are|you're|as|act\s+as)\s+(?:chat\s*gpt|gpt-?\d?|bard|claude|gemini|llama|an?\s+ai"
-        r"|an?\s+(?:large\s+)?language\s+model|an?\s+chatbot)\b",
+        r"\b(?:hello|hi|hey|dear|you\s{1,3}are|you're|as|act\s{1,3}as)\s{1,3}(?:chat\s{0,3}gpt|gpt-?\d?|bard|claude|gemini|llama|an?\s{1,3}ai"
+        r"|an?\s{1,3}(?:large\s{1,3})?language\s{1,3}model|an?\s{1,3}chatbot)\b",
     ),
-    _signal("names_a_model", WEAK, r"\b(?:chat\s*gpt|openai|gpt-?[345]\w*|large\s+language\s+model)\b"),
+    _signal(
+        "names_a_model", WEAK, r"\b(?:chat\s{0,3}gpt|openai|gpt-?[345]\w*|large\s{1,3}language\s{1,3}model)\b"
+    ),
     _signal(
         "no_limits",
         MEDIUM,
         r"\b(?:amoral|unfiltered|uncensored|unrestricted|unbound|unshackled|nsfw)\b",
-        r"\b(?:no|without|free\s+(?:of|from))\s+(?:any\s+)?(?:ethical|moral|content)\s+(?:guidelines|restrictions|limits|filters"
+        r"\b(?:no|without|free\s{1,3}(?:of|from))\s{1,3}(?:any\s{1,3})?(?:ethical|moral|content)\s{1,3}(?:guidelines|restrictions|limits|filters"
         r"|policies|constraints|programming|boundaries)\b",
-        r"\b(?:free\s+(?:of|from)|not\s+bound\s+by|break\s+free\s+from|no\s+longer\s+bound\s+by)\s+(?:all\s+|any\s+|the\s+)?"
+        r"\b(?:free\s{1,3}(?:of|from)|not\s{1,3}bound\s{1,3}by|break\s{1,3}free\s{1,3}from|no\s{1,3}longer\s{1,3}bound\s{1,3}by)\s{1,3}(?:all\s{1,3}|any\s{1,3}|the\s{1,3})?"
         r"(?:rules|restrictions|filters|limitations|guidelines|policies)\b",
-        r"\b(?:does\s+not|doesn'?t|don'?t|never)\s+(?:give\s+a\s+\w+|care)\s+about\s+(?:\w+\s+)?(?:ethics|morals?|laws?"
+        r"\b(?:does\s{1,3}not|doesn'?t|don'?t|never)\s{1,3}(?:give\s{1,3}a\s{1,3}\w+|care)\s{1,3}about\s{1,3}(?:\w+\s{1,3})?(?:ethics|morals?|laws?"
         r"|legality|rules|safety)\b",
-        r"\bwithout\s+(?:any\s+)?(?:warnings?|disclaimers?|censorship|filters?|filtering)\b",
-        r"\b(?:you|it|he|she|they)\s+(?:have|has)\s+no\s+(?:rules|restrictions|limitations|limits|filters|guidelines"
-        r"|ethics|morals|boundaries)\b|\bno\s+rules,\s+no\b",
+        r"\bwithout\s{1,3}(?:any\s{1,3})?(?:warnings?|disclaimers?|censorship|filters?|filtering)\b",
+        r"\b(?:you|it|he|she|they)\s{1,3}(?:have|has)\s{1,3}no\s{1,3}(?:rules|restrictions|limitations|limits|filters|guidelines"
+        r"|ethics|morals|boundaries)\b|\bno\s{1,3}rules,\s{1,3}no\b",
     ),
     _signal(
         "talks_about_itself",
         WEAK,
-        r"\byour\s+(?:response|reply|answer|output)s?\b",
-        r"\b(?:content\s+)?polic(?:y|ies)\s+of\s+openai\b|\b(?:un)?ethic(?:s|al)\b|\b(?:im)?morals?\b|\bmorality\b",
+        r"\byour\s{1,3}(?:response|reply|answer|output)s?\b",
+        r"\b(?:content\s{1,3})?polic(?:y|ies)\s{1,3}of\s{1,3}openai\b|\b(?:un)?ethic(?:s|al)\b|\b(?:im)?morals?\b|\bmorality\b",
         r"\b(?:pseudo-?code|python|json|bullet(?:ed)?[\s-]+(?:list|points?))\b",
-        r"\bprompts?\b(?=\s*(?:[.,;:!?\"')\]]|$))",
-        r"\b(?:user|next|this|following|my|every|each|first)\s+prompts?\b(?!\s+(?:payment|notice|delivery|action|attention))",
-        r"\ban?\s+ai\s+(?:assistant|language\s+model|model)\b|\bi\s+(?:want|need)\s+you\s+to\b",
-        r"\b(?:respond|answer|reply)\s+to\s+(?:every|each|any|all|my)\s+(?:prompt|question|request|message)s?\b",
+        r"\bprompts?\b(?=\s{0,3}(?:[.,;:!?\"')\]]|$))",
+        r"\b(?:user|next|this|following|my|every|each|first)\s{1,3}prompts?\b(?!\s{1,3}(?:payment|notice|delivery|action|attention))",
+        r"\ban?\s{1,3}ai\s{1,3}(?:assistant|language\s{1,3}model|model)\b|\bi\s{1,3}(?:want|need)\s{1,3}you\s{1,3}to\b",
+        r"\b(?:respond|answer|reply)\s{1,3}to\s{1,3}(?:every|each|any|all|my)\s{1,3}(?:prompt|question|request|message)s?\b",
     ),
 )
 

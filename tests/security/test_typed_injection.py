@@ -13,12 +13,18 @@ attack, and ordinary legal questions are not.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 
 from rag.pipeline.sanitize import injection_findings, sanitize
-from rag.pipeline.typed_injection import THRESHOLD, injection_score, injection_signals
+from rag.pipeline.typed_injection import (
+    THRESHOLD,
+    injection_score,
+    injection_signals,
+    looks_like_typed_injection,
+)
 from ragsite.exceptions import PromptInjectionDetected
 from tenants.models import Role
 
@@ -124,3 +130,12 @@ def test_legal_english_is_answered_through_the_api_under_reject(alpha, settings)
     response = _ask(alpha.client(Role.MEMBER), question)
     assert response.status_code == 200, response.content
     assert response.json()["flags"]["prompt_injection_detected"] is False
+
+
+@pytest.mark.parametrize("text", ["%" * 100_000, '"' * 100_000, "\n" * 50_000, "you " * 25_000])
+def test_a_long_hostile_text_is_scored_in_linear_time(text):
+    """The API scans a question before its length is checked: no pattern may backtrack
+    quadratically (an unbounded run of symbols or blank lines once took minutes)."""
+    started = time.perf_counter()
+    looks_like_typed_injection(text)
+    assert time.perf_counter() - started < 3
