@@ -109,6 +109,19 @@ SIGNALS: tuple[Signal, ...] = (
         r"\binstructions\s{1,3}with\s{1,3}which\s{1,3}you\b|\bwhat\s{1,3}(?:are|were)\s{1,3}you\s{1,3}(?:told|instructed|programmed)\b",
     ),
     _signal(
+        "asks_for_its_secret_or_context",
+        STRONG,
+        # "what is the password?", "spell the password backwards" (not "the password protection clause")
+        r"\b(?:what\s{1,3}is|what's|tell\s{1,3}me|give\s{1,3}me|spell|reveal|show|print|share|say|write|hint\s{1,3}(?:at|for))"
+        r"\s{1,3}(?:me\s{1,3})?(?:(?:the|your|admin|secret)\s{1,3}){0,2}(?:password|passcode|passphrase|secret\s{1,3}word"
+        r"|secret\s{1,3}key|access\s{1,3}code)(?=\s{0,3}(?:[.?!,;:\"']|$|backwards|in\s{1,3}reverse|letter|to\s{1,3}me))",
+        r"\byour\s{1,3}(?:initial|original|first|hidden|secret|system)\s{1,3}(?:text|message|words|context)\b"
+        r"|\byour\s{1,3}context\s{1,3}window\b",
+        r"\b(?:beginning|start)\s{1,3}of\s{1,3}(?:this|our|the)\s{1,3}(?:conversation|chat|session|context)\b",
+        rf"\b(?:its|the\s{{1,3}}(?:ai|model|assistant|bot)'?s?)\s{{1,3}}(?:secret|hidden|system|initial|original)\s{{1,3}}"
+        rf"{_PROMPT_NOUN}\b",
+    ),
+    _signal(
         "asks_for_a_secret",
         MEDIUM,
         r"\b(?:password|passcode|pass\s{1,3}code|access\s{1,3}code|secret\s{1,3}(?:code|key|word)|passphrase|code\s{0,3}word)s?\b",
@@ -120,6 +133,7 @@ SIGNALS: tuple[Signal, ...] = (
         r"\b(?:password|passcode|access\s{1,3}code)\s{1,3}(?:has\s{1,3}been\s{1,3}|was\s{1,3}|is\s{1,3})?(?:input|entered|provided|accepted|verified"
         r"|missing|redacted)\b",
         r"\bphrase\s{1,3}that\s{1,3}grants\s{1,3}access\b",
+        r"\bhave\s{1,3}been\s{1,3}pwned\b|(?-i:\bPWNED\b)",
     ),
     # --- Forcing the output ---------------------------------------------------------------------
     _signal(
@@ -160,6 +174,8 @@ SIGNALS: tuple[Signal, ...] = (
         r"\b(?:your|the)\s{1,3}(?:behaviou?r|programming|purpose|personality|role|task|goal)\s{1,3}(?:has|have)\s{1,3}(?:now\s{1,3})?"
         r"(?:been\s{1,3})?(?:changed|updated|overridden|reset)\b",
         rf"\b(?:the\s{{1,3}})?(?:real|true|actual|new|updated)\s{{1,3}}(?:{_PROMPT_NOUN}|task)\s{{1,3}}(?:is|are)\b",
+        r"(?:^|[.!?]\s{0,3})(?:new|next|your\s{1,3}new|different|real)\s{1,3}(?:task|instruction|job|assignment|objective)"
+        r"\s{0,3}:",
         r"\b(?:keep|follow)\s{1,3}your\s{1,3}(?:previous\s{1,3}|original\s{1,3})?instructions\s{0,3},?\s{1,3}but\b",
     ),
     # --- Fake turns and delimiters ---------------------------------------------------------------
@@ -201,6 +217,7 @@ SIGNALS: tuple[Signal, ...] = (
         r"\bi\s{1,3}(?:will|am\s{1,3}going\s{1,3}to|'ll)\s{1,3}(?:say|give|ask|send|provide|type|tell|remind)\s{1,3}you\b",
         r"\b(?:when|if|whenever)\s{1,3}i\s{1,3}(?:ask|tell|say|type|give)\s{1,3}(?:you\b|\\?[\"\u201c])",
         r"\bthe\s{1,3}user\s{1,3}(?:says|asks|wants|gives|requests|speaks|types|provides|prefixes|inputs|agrees|accepts)\b",
+        r"\bi\s{1,3}am\s{1,3}(?:the|your)\s{1,3}(?:developer|creator|admin|administrator|owner|programmer|operator)\b",
         r"\b(?:confirm|tell\s{1,3}me|say)\s{1,3}(?:that\s{1,3})?you\s{1,3}understand\b|\bif\s{1,3}you\s{1,3}understand\b",
     ),
     _signal(
@@ -231,6 +248,9 @@ SIGNALS: tuple[Signal, ...] = (
         r"|respond|answer|reply|behave)\s{1,3}(?:as|like|the\s{1,3}role)\b",
         r"\b(?:from\s{1,3}now\s{1,3}on|henceforth|for\s{1,3}the\s{1,3}rest\s{1,3}of\s{1,3}(?:this|our)\s{1,3}conversation)\b[^.!?\n]{0,40}\byou\b",
         r"\b(?:you\s{1,3}will|you\s{1,3}must|you\s{1,3}shall)\s{1,3}(?:always|never)\s{1,3}(?:respond|answer|reply|refuse|say|comply|output)\b",
+        r"\bfrom\s{1,3}now\s{1,3}on,?\s{1,3}(?:answer|respond|reply|act|speak|behave|talk|write)\b",
+        r"\b(?:sudo|developer|god|dan|jailbreak|admin|debug|maintenance|unrestricted)\s{1,3}mode\s{0,3}[:!]",
+        r"\bevil\s{1,3}(?:ai|assistant|bot|twin|version|chatbot)\b",
         r"\bnever\s{1,3}refuse\b|\bwithout\s{1,3}(?:any\s{1,3})?refusals?\b",
     ),
     _signal(
@@ -269,6 +289,10 @@ SIGNALS: tuple[Signal, ...] = (
         r"\b(?:does\s{1,3}not|doesn'?t|don'?t|never)\s{1,3}(?:give\s{1,3}a\s{1,3}\w+|care)\s{1,3}about\s{1,3}(?:\w+\s{1,3})?(?:ethics|morals?|laws?"
         r"|legality|rules|safety)\b",
         r"\bwithout\s{1,3}(?:any\s{1,3})?(?:warnings?|disclaimers?|censorship|filters?|filtering)\b",
+        r"\b(?:with|have|has)\s{1,3}no\s{1,3}(?:content\s{1,3})?(?:restrictions|limits|filters?|rules|censorship)\b"
+        r"|\bcontent\s{1,3}filters?\b",
+        r"\boverride\s{1,3}(?:the\s{1,3}|your\s{1,3}|all\s{1,3})?(?:safety|security|content)\s{1,3}(?:protocols|filters"
+        r"|guidelines|rules|measures|settings)\b",
         r"\b(?:you|it|he|she|they)\s{1,3}(?:have|has)\s{1,3}no\s{1,3}(?:rules|restrictions|limitations|limits|filters|guidelines"
         r"|ethics|morals|boundaries)\b|\bno\s{1,3}rules,\s{1,3}no\b",
     ),
