@@ -15,6 +15,9 @@ its line breaks (for `system:` at a line start), with HTML entities and %-escape
 Cyrillic/Greek look-alike letters folded in mixed-script words, with letter-spaced words
 ("i g n o r e") joined, and with text hidden in Unicode tag characters decoded.
 
+What no named pattern catches in a question may still be flagged as `typed_injection`: a score
+from weak signals of an attack's shape (`rag.pipeline.typed_injection`, issue #20).
+
 `injection_findings(text, scope="document")` is the same scan for retrieved passages (indirect
 injection): only the instruction-like patterns, since contracts legitimately contain "System:"
 headings, SQL-looking fragments and dense punctuation.
