@@ -15,6 +15,9 @@ its line breaks (for `system:` at a line start), with HTML entities and %-escape
 Cyrillic/Greek look-alike letters folded in mixed-script words, with letter-spaced words
 ("i g n o r e") joined, and with text hidden in Unicode tag characters decoded.
 
+What no named pattern catches in a question may still be flagged as `typed_injection`: a score
+from weak signals of an attack's shape (`rag.pipeline.typed_injection`, issue #20).
+
 `injection_findings(text, scope="document")` is the same scan for retrieved passages (indirect
 injection): only the instruction-like patterns, since contracts legitimately contain "System:"
 headings, SQL-looking fragments and dense punctuation, plus the shapes of planted instructions
@@ -37,6 +40,7 @@ from urllib.parse import unquote
 from django.conf import settings
 
 from rag.pipeline.tokens import count_tokens
+from rag.pipeline.typed_injection import looks_like_typed_injection
 from rag.security.planted import PLANTED_SHAPES, planted_findings
 from ragsite.exceptions import ConfigurationError, InvalidQuery, PromptInjectionDetected
 
@@ -337,6 +341,7 @@ INJECTION_PATTERNS: dict[str, tuple[str, ...]] = {
     **{name: ("query",) for name in _QUERY_PATTERNS},
     "excessive_special_characters": ("query",),
     "encoded_payload": ("query",),
+    "typed_injection": ("query",),
     "unicode_tag_smuggling": SCOPES,
     **{name: ("document",) for name in PLANTED_SHAPES},
 }
@@ -429,6 +434,9 @@ def _scan(text: str, scope: str) -> tuple[str, ...]:
         found.update(name for view in views[1:] or views for name in planted_findings(view))
     if _TAG_CHARACTERS.search(text):
         found.add("unicode_tag_smuggling")
+    # What no named pattern caught may still add up to an attack's shape (issue #20).
+    if scope == "query" and not found and any(looks_like_typed_injection(view) for view in views):
+        found.add("typed_injection")
     return tuple(name for name in INJECTION_PATTERNS if name in found)
 
 
