@@ -3,6 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from console.urls import site as console_site
 from ragsite.apis import HealthApi, platform_metrics
 from ragsite.exception_handlers import json_404
 
@@ -17,6 +18,7 @@ api_v1 = [
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("manage/", console_site.urls),
     path("metrics", platform_metrics, name="platform-metrics"),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "tenants",
     "rag",
     "templates_admin",
+    "console",
 ]
 
 MIDDLEWARE = [

@@ -1,0 +1,283 @@
+"""The model admins of the tenant site: audit log (read-only, CSV), prompt templates (the firm's
+own, plus the built-ins read-only with "customise"), and API keys (create shown once, revoke).
+
+Writes go through the same services as the REST API; every admin derives from `TenantScopedAdmin`.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.options import IncorrectLookupParameters
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponseRedirect
+from django.urls import path, reverse
+
+from rag.admin import audit_csv_response
+from rag.models import AuditLog
+from rag.selectors import AUDIT_FLAGS, audit_list
+from templates_admin import selectors as template_selectors
+from templates_admin import services as template_services
+from templates_admin.models import PromptTemplate, PromptTemplateVersion
+from tenants import services as tenant_services
+from tenants.models import ApiKey, Role
+from tenants.selectors import api_key_list
+
+from .scoped import TenantScopedAdmin
+from .site import site
+
+QUESTION_PREVIEW_LENGTH = 120
+
+
+# --- Audit log --------------------------------------------------------------------------------
+
+
+@admin.register(AuditLog, site=site)
+class ConsoleAuditLogAdmin(TenantScopedAdmin):
+    """The firm's question log: read-only (rows are append-only), filterable, exportable as CSV."""
+
+    change_list_template = "console/auditlog/change_list.html"
+    list_display = ["created_at", "caller", "status", "question", "template_id", "confidence", "raised_flags"]
+    list_display_links = ["created_at", "question"]
+    list_filter = ["status", "created_at", "template_id", "cache_hit"]
+    date_hierarchy = "created_at"
+    search_fields = ["=request_id", "query"]
+    search_help_text = "An exact request id, or words of the question."
+    actions = ["export_selected_csv"]
+    fields = [
+        "created_at",
+        "user",
+        "api_key_prefix",
+        "request_id",
+        "conversation_id",
+        "status",
+        "error_type",
+        "query",
+        "search_query",
+        "template_id",
+        "confidence",
+        "latency_ms",
+        "tokens_used",
+        "cost_estimate",
+        "model_provider",
+        "model",
+        "cache_hit",
+        "documents_retrieved",
+        "documents_used",
+        "flags",
+    ]
+    readonly_fields = fields
+
+    def tenant_queryset(self, request):
+        return (
+            audit_list(tenant=self.active_tenant(request)).select_related("user").defer("options", "result")
+        )
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="Caller")
+    def caller(self, obj):
+        if obj.user_id:
+            return obj.user
+        return f"key {obj.api_key_prefix}" if obj.api_key_prefix else "-"
+
+    @admin.display(description="Question")
+    def question(self, obj):
+        """The question cut to one line's worth; the detail page has it in full."""
+        text = " ".join(obj.query.split())
+        return text if len(text) <= QUESTION_PREVIEW_LENGTH else text[: QUESTION_PREVIEW_LENGTH - 1] + "…"
+
+    @admin.display(description="Flags")
+    def raised_flags(self, obj):
+        raised = [name for name in AUDIT_FLAGS if name != "cache_hit" and obj.flags.get(name)]
+        return ", ".join(raised) or "-"
+
+    @admin.action(description="Export selected as CSV", permissions=["view"])
+    def export_selected_csv(self, request, queryset):
+        return audit_csv_response(queryset)
+
+    def get_urls(self):
+        info = f"{self.opts.app_label}_{self.opts.model_name}"
+        export = path("export/", self.admin_site.admin_view(self.export_view), name=f"{info}_export")
+        return [export, *super().get_urls()]
+
+    def export_view(self, request):
+        """The rows the change list shows for the same query string (filters, search, date), as CSV."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        try:
+            changelist = self.get_changelist_instance(request)
+        except IncorrectLookupParameters:
+            return HttpResponseRedirect(reverse("manage:rag_auditlog_changelist") + "?e=1")
+        return audit_csv_response(changelist.queryset)
+
+
+# --- Prompt templates ---------------------------------------------------------------------------
+
+
+class TemplateVersionInline(admin.TabularInline):
+    """A template's history, read-only (the parent is already scoped to the tenant)."""
+
+    model = PromptTemplateVersion
+    extra = 0
+    can_delete = False
+    ordering = ["-version"]
+    fields = ["version", "created_at", "created_by", "snapshot"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_view_permission(self, request, obj=None):
+        return self.admin_site.has_permission(request)
+
+
+class OwnTemplateForm(forms.ModelForm):
+    """The form of the firm's own template; `tenant` is set by the admin before validation."""
+
+    def clean_template_id(self):
+        template_id = self.cleaned_data["template_id"]
+        own = PromptTemplate.objects.filter(tenant=self.instance.tenant, template_id=template_id)
+        if self.instance.pk is None and own.exists():
+            raise forms.ValidationError("Your firm already has a template with this id.")
+        return template_id
+
+
+@admin.register(PromptTemplate, site=site)
+class ConsolePromptTemplateAdmin(TenantScopedAdmin):
+    """The firm's templates with full CRUD (versioned by `template_save`), and the built-ins it has
+    not overridden, read-only: "customise" gives the firm its own copy, never edits the built-in."""
+
+    form = OwnTemplateForm
+    list_display = ["template_id", "name", "owner", "response_style", "version", "updated_at"]
+    search_fields = ["template_id", "name"]
+    actions = ["customise"]
+    readonly_fields = ["placeholders", "version", "updated_at"]
+    inlines = [TemplateVersionInline]
+
+    def tenant_queryset(self, request):
+        return template_selectors.template_list(tenant=self.active_tenant(request))
+
+    @admin.display(description="Owner")
+    def owner(self, obj):
+        return "built-in" if obj.is_builtin else "your firm"
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form_class = super().get_form(request, obj, change, **kwargs)
+        tenant = self.active_tenant(request)
+
+        class TenantForm(form_class):
+            def __init__(self, *args, **kw):
+                super().__init__(*args, **kw)
+                if self.instance.pk is None:
+                    self.instance.tenant = tenant  # validation sees the row as the firm's
+
+        return TenantForm
+
+    def get_readonly_fields(self, request, obj=None):
+        # An existing template keeps its id: its history and the audit log refer to it.
+        return [*self.readonly_fields, "template_id"] if obj else self.readonly_fields
+
+    def has_change_permission(self, request, obj=None):
+        return super().has_change_permission(request, obj) and not (obj and obj.is_builtin)
+
+    def has_delete_permission(self, request, obj=None):
+        return super().has_delete_permission(request, obj) and not (obj and obj.is_builtin)
+
+    def save_model(self, request, obj, form, change):
+        obj.tenant = self.active_tenant(request)
+        template_services.template_save(template=obj, user=request.user)
+
+    def delete_model(self, request, obj):
+        template_services.template_delete(tenant=self.active_tenant(request), template_id=obj.template_id)
+
+    def delete_queryset(self, request, queryset):
+        """Bulk delete: the firm's own templates only; built-ins are kept, and said so."""
+        tenant = self.active_tenant(request)
+        for template_id in queryset.filter(tenant=tenant).values_list("template_id", flat=True):
+            template_services.template_delete(tenant=tenant, template_id=template_id)
+        builtins = sorted(queryset.filter(tenant__isnull=True).values_list("template_id", flat=True))
+        if builtins:
+            self.message_user(
+                request, f"Built-in templates cannot be deleted, so these were kept: {', '.join(builtins)}."
+            )
+
+    @admin.action(description="Customise: make the firm's own copy of selected built-ins")
+    def customise(self, request, queryset):
+        tenant = self.active_tenant(request)
+        made = []
+        for template in queryset.filter(tenant__isnull=True):
+            template_services.template_update(
+                tenant=tenant, template_id=template.template_id, data={}, user=request.user
+            )
+            made.append(template.template_id)
+        if made:
+            self.message_user(request, f"Your firm now has its own copy of: {', '.join(made)}.")
+        else:
+            self.message_user(request, "Select built-in templates to customise.", messages.WARNING)
+
+
+# --- API keys -----------------------------------------------------------------------------------
+
+
+class ApiKeyForm(forms.ModelForm):
+    # As the REST API: a key can be at most admin (an owner is a person).
+    role = forms.ChoiceField(choices=[(r, Role(r).label) for r in (Role.VIEWER, Role.MEMBER, Role.ADMIN)])
+
+    class Meta:
+        model = ApiKey
+        fields = ["name", "role"]
+
+
+@admin.register(ApiKey, site=site)
+class ConsoleApiKeyAdmin(TenantScopedAdmin):
+    """The firm's API keys: create (the full key is shown once) and revoke; keys are never edited."""
+
+    form = ApiKeyForm
+    list_display = ["name", "masked", "role", "created_at", "last_used_at", "revoked_at"]
+    search_fields = ["name", "prefix"]
+    actions = ["revoke"]
+    readonly_fields = ["masked", "created_by", "created_at", "last_used_at", "revoked_at"]
+
+    def tenant_queryset(self, request):
+        return api_key_list(tenant=self.active_tenant(request)).select_related("created_by")
+
+    def get_fields(self, request, obj=None):
+        return ["name", "role"] if obj is None else ["name", "role", *self.readonly_fields]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [] if obj is None else ["name", "role", *self.readonly_fields]
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # revoke instead: the audit log names keys by prefix
+
+    @admin.display(description="Key")
+    def masked(self, obj):
+        return f"lx_{obj.prefix}_…"
+
+    def save_model(self, request, obj, form, change):
+        api_key, raw_key = tenant_services.api_key_create(
+            tenant=self.active_tenant(request), name=obj.name, role=obj.role, created_by=request.user
+        )
+        obj.pk, obj.prefix, obj.tenant = api_key.pk, api_key.prefix, api_key.tenant
+        messages.warning(request, f"Copy this key now; it will not be shown again: {raw_key}")
+
+    @admin.action(description="Revoke selected keys", permissions=["view"])
+    def revoke(self, request, queryset):
+        tenant = self.active_tenant(request)
+        for key_id in queryset.filter(revoked_at__isnull=True).values_list("pk", flat=True):
+            tenant_services.api_key_revoke(tenant=tenant, key_id=key_id)
+        self.message_user(request, "Revoked the selected keys.")

@@ -1,0 +1,94 @@
+"""The tenant admin site at /manage/: a firm's admins and owners manage their own firm there.
+
+A second `AdminSite` rather than tenant-scoped admins on /admin/: the operator site stays exactly as
+it is for superusers (every tenant), and nothing registered here can see past the active tenant
+because every model admin here derives from `TenantScopedAdmin` (console.scoped).
+
+Who may enter: an active user whose role in the session's active tenant (the staff UI's tenant
+switcher chooses it, `tenants.services.session_credential`) is admin or owner. `is_staff` plays no
+part: a firm's admin is not platform staff.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib.admin import AdminSite
+from django.contrib.auth.forms import AuthenticationForm
+
+from ragsite.exceptions import NoActiveTenant
+from tenants import services as tenant_services
+from tenants.models import Role
+
+MINIMUM_ROLE = Role.ADMIN
+REFUSED_MESSAGE = (
+    "The firm admin console is for your firm's admins and owners. Your role in {tenant} is {role}: "
+    "ask an admin of your firm, or switch to a firm where you are an admin."
+)
+NO_TENANT_MESSAGE = "You are not a member of any firm, so there is no firm admin console for you."
+
+
+def console_credential(request) -> tenant_services.TenantCredential | None:
+    """The active tenant and role of the request's user, or None without a tenant (memoised on
+    the request: the admin asks several times per page)."""
+    if not hasattr(request, "_console_credential"):
+        try:
+            credential = tenant_services.session_credential(user=request.user, session=request.session)
+        except NoActiveTenant:
+            credential = None
+        request._console_credential = credential
+    return request._console_credential
+
+
+def refusal_reason(credential) -> str | None:
+    """Why this credential may not use the console, or None when it may."""
+    if credential is None:
+        return NO_TENANT_MESSAGE
+    if not credential.has_role(MINIMUM_ROLE):
+        return REFUSED_MESSAGE.format(tenant=credential.tenant.name, role=credential.role)
+    return None
+
+
+class ConsoleLoginForm(AuthenticationForm):
+    """The usual username and password; refuses, with the reason, a user who is not an admin of
+    the tenant they would act for."""
+
+    def confirm_login_allowed(self, user):
+        super().confirm_login_allowed(user)
+        request, previous_user = self.request, self.request.user
+        request.user = user  # session_credential reads the user's memberships
+        try:
+            reason = refusal_reason(console_credential(request))
+        finally:
+            request.user = previous_user
+            del request._console_credential  # asked again once logged in
+        if reason:
+            raise forms.ValidationError(reason, code="not_firm_admin")
+
+
+class TenantAdminSite(AdminSite):
+    site_header = "Lexrag firm admin"
+    site_title = "Lexrag firm admin"
+    index_title = "Your firm"
+    login_form = ConsoleLoginForm
+    login_template = "console/login.html"
+
+    def has_permission(self, request) -> bool:
+        user = request.user
+        if not (user.is_active and user.is_authenticated):
+            return False
+        return refusal_reason(console_credential(request)) is None
+
+    def each_context(self, request):
+        context = super().each_context(request)
+        credential = console_credential(request) if request.user.is_authenticated else None
+        context["console_tenant"] = credential.tenant if credential else None
+        context["console_refusal"] = refusal_reason(credential) if request.user.is_authenticated else None
+        return context
+
+    @staticmethod
+    def active_tenant(request):
+        """The tenant every view of this site acts for (the user's active tenant)."""
+        return console_credential(request).tenant
+
+
+site = TenantAdminSite(name="manage")
