@@ -23,6 +23,14 @@ class TenantScopedAdmin(admin.ModelAdmin):
     """Model admin of one tenant's rows. Subclasses override `tenant_queryset` when their rows are
     not plain `TenantOwned` rows (e.g. prompt templates, which include the built-ins)."""
 
+    # Django looks for admin/<app>/<model>/... templates first: those are the operator site's
+    # (links into /admin/), so this site uses the generic ones unless an admin names its own.
+    change_list_template = "admin/change_list.html"
+    change_form_template = "admin/change_form.html"
+    delete_confirmation_template = "admin/delete_confirmation.html"
+    delete_selected_confirmation_template = "admin/delete_selected_confirmation.html"
+    object_history_template = "admin/object_history.html"
+
     def active_tenant(self, request) -> Tenant:
         return TenantAdminSite.active_tenant(request)
 
