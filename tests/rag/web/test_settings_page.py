@@ -86,3 +86,13 @@ def test_a_firm_without_its_own_weights_shows_the_platform_defaults(tenant, logi
 def test_the_settings_page_asks_to_log_in_first():
     response = Client().get("/settings/")
     assert response.status_code == 302 and response["Location"].startswith("/accounts/login/?next=")
+
+
+@pytest.mark.parametrize("role", [Role.VIEWER, Role.MEMBER, Role.ADMIN])
+def test_a_firm_user_at_the_operator_console_is_sent_to_the_settings_page(tenant, login, role):
+    client = login(tenant, role)
+    response = client.get("/admin/", follow=True)
+    html = response.content.decode()
+    assert response.redirect_chain[-1][0].startswith("/admin/login/")
+    assert 'id="not-operator"' in html and 'href="/settings/"' in html
+    assert client.get("/admin/templates_admin/prompttemplate/").status_code == 302  # still no admin
