@@ -106,6 +106,38 @@ def _split(lines: list[str], separator: str) -> list[list[str]]:
     return blocks
 
 
+BUILTIN_CHANGE_WARNING = (
+    "This is a built-in template: saving it changes the template for every firm that has not "
+    "made its own copy, from their next question on."
+)
+
+
+class PromptTemplateAdminForm(forms.ModelForm):
+    """The change form, with the confirmation an edit of a built-in needs (shown for built-ins only)."""
+
+    confirm_builtin_change = forms.BooleanField(
+        label="I understand this changes the built-in for every firm",
+        required=False,
+        help_text=BUILTIN_CHANGE_WARNING,
+    )
+
+    class Meta:
+        model = PromptTemplate
+        # The editable fields (the admin narrows them further: owner and id only on add).
+        fields = ["tenant", "template_id", "name", "description", *PromptPreviewForm.Meta.fields]
+
+    def clean(self):
+        cleaned = super().clean()
+        # A saved built-in answers every tenant without its own copy: no silent edits of it.
+        editing_builtin = self.instance.pk is not None and self.instance.is_builtin
+        if editing_builtin and not cleaned.get("confirm_builtin_change"):
+            self.add_error(
+                "confirm_builtin_change",
+                "Confirm that this changes the built-in for every firm, or leave without saving.",
+            )
+        return cleaned
+
+
 class OwnerFilter(admin.SimpleListFilter):
     title = "owner"
     parameter_name = "owner"
@@ -123,6 +155,7 @@ class OwnerFilter(admin.SimpleListFilter):
 
 @admin.register(PromptTemplate)
 class PromptTemplateAdmin(admin.ModelAdmin):
+    form = PromptTemplateAdminForm
     list_display = ["template_id", "owner", "response_style", "citation_style", "version", "updated_at"]
     list_filter = [OwnerFilter, "tenant", "response_style", "citation_style", "strictness"]
     list_select_related = ["tenant"]
@@ -151,6 +184,13 @@ class PromptTemplateAdmin(admin.ModelAdmin):
     @admin.display(description="Owner", ordering="tenant__name")
     def owner(self, obj):
         return obj.tenant or "built-in"
+
+    def get_fields(self, request, obj=None):
+        # Only an existing built-in's form asks for the confirmation (PromptTemplateAdminForm.clean).
+        fields = super().get_fields(request, obj)
+        if obj is not None and obj.is_builtin:
+            return ["confirm_builtin_change", *fields]
+        return [name for name in fields if name != "confirm_builtin_change"]
 
     def get_readonly_fields(self, request, obj=None):
         # An existing template keeps its owner and id: its history and any overrides refer to both.

@@ -13,5 +13,6 @@ urlpatterns = [
     path("documents/<int:document_id>/", views.document, name="document"),
     path("ask/", views.ask, name="ask"),
     path("history/", views.history, name="history"),
+    path("settings/", views.settings_page, name="settings"),
     path("tenant/switch", views.switch_tenant, name="switch-tenant"),
 ]

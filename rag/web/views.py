@@ -28,7 +28,7 @@ from tenants import selectors as tenant_selectors
 from tenants import services as tenant_services
 from tenants.models import Role
 
-from . import reading
+from . import firm_settings, reading
 
 
 def tenant_page(view):
@@ -175,6 +175,18 @@ def history(request):
         rows = rows.none()
     page = Paginator(rows, 25).get_page(request.GET.get("page"))
     return render(request, "web/history.html", _context(request, page=page))
+
+
+@tenant_page
+@require_GET
+def settings_page(request):
+    """The firm's configuration, read-only, for every member: what the firm's admins have set."""
+    context = _context(
+        request,
+        is_admin=Role.at_least(request.caller.role, Role.ADMIN),
+        **firm_settings.firm_settings(tenant=request.caller.tenant),
+    )
+    return render(request, "web/settings.html", context)
 
 
 @login_required

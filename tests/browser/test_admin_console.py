@@ -58,6 +58,7 @@ def test_an_edited_template_shows_in_the_simulation(admin_page, live_server, ten
     page.goto(f"{live_server.url}/admin/templates_admin/prompttemplate/{template.pk}/change/")
     system = page.locator("#id_system_prompt")
     system.fill(system.input_value() + "\nHOUSE RULE: cite the clause number first.")
+    page.check("#id_confirm_builtin_change")  # a built-in changes for every firm: confirmed
     page.click("input[name=_save]")
     page.wait_for_selector(".messagelist .success")
 

@@ -475,6 +475,7 @@ WEB_PROBES: dict[str, WebProbe] = {
     "history": WebProbe(
         lambda c, a, b: c.get("/history/", {"q": b.marker}), 200, echoed=lambda b: [b.marker]
     ),
+    "settings": WebProbe(lambda c, a, b: c.get("/settings/"), 200),
     "switch-tenant": WebProbe(lambda c, a, b: c.post("/tenant/switch", {"tenant": b.tenant.slug}), 404),
 }
 

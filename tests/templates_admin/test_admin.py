@@ -49,7 +49,7 @@ def test_admin_edit_of_a_builtin_is_versioned(admin_client_):
     builtin = PromptTemplate.objects.get(template_id=BALANCED, tenant__isnull=True)
     url = f"/admin/templates_admin/prompttemplate/{builtin.pk}/change/"
     assert admin_client_.get(url).status_code == 200
-    response = admin_client_.post(url, _form(builtin, name="Balanced (revised)"))
+    response = admin_client_.post(url, _form(builtin, name="Balanced (revised)", confirm_builtin_change="on"))
     assert response.status_code == 302, response.content.decode()[:2000]
     builtin.refresh_from_db()
     assert (builtin.name, builtin.version, builtin.updated_by) == (
@@ -90,3 +90,24 @@ def test_admin_refuses_a_second_builtin_with_the_same_id(admin_client_, template
     response = admin_client_.post("/admin/templates_admin/prompttemplate/add/", data)
     assert response.status_code == 200
     assert PromptTemplate.objects.filter(template_id=BALANCED, tenant__isnull=True).count() == 1
+
+
+def test_admin_edit_of_a_builtin_without_confirmation_saves_nothing(admin_client_):
+    builtin = PromptTemplate.objects.get(template_id=BALANCED, tenant__isnull=True)
+    url = f"/admin/templates_admin/prompttemplate/{builtin.pk}/change/"
+    assert "changes the template for every firm" in admin_client_.get(url).content.decode()
+    response = admin_client_.post(url, _form(builtin, name="Balanced (unconfirmed)"))
+    assert response.status_code == 200
+    assert "Confirm that this changes the built-in" in response.content.decode()
+    builtin.refresh_from_db()
+    assert (builtin.name, builtin.version, builtin.versions.count()) == ("Legal Analysis - Balanced", 1, 1)
+
+
+def test_admin_edit_of_a_tenants_template_needs_no_confirmation(admin_client_, tenant, make_template):
+    own = make_template(tenant)
+    url = f"/admin/templates_admin/prompttemplate/{own.pk}/change/"
+    assert "changes the template for every firm" not in admin_client_.get(url).content.decode()
+    response = admin_client_.post(url, _form(own, name="Terse (revised)"))
+    assert response.status_code == 302, response.content.decode()[:2000]
+    own.refresh_from_db()
+    assert (own.name, own.version) == ("Terse (revised)", 2)
