@@ -57,6 +57,8 @@ def test_every_member_reads_the_firms_settings(configured, login, role):
     assert page.status_code == 200
     html = page.content.decode()
     assert 'href="/settings/"' in html  # in the navigation
+    # Administrators are pointed at the firm's admin console; others are not.
+    assert ('href="/manage/"' in html) == (role == Role.ADMIN)
     # Templates: the firm's own (with its styles) and the built-ins it has not overridden.
     assert "Acme Memo Style" in html and "legal_analysis_balanced" in html
     assert "bracketed_ids" in html and "strict" in html
