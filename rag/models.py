@@ -141,6 +141,19 @@ class Document(TenantOwned):
     )
     chunk_count = models.PositiveIntegerField(default=0)
     embedding_model = models.CharField(max_length=200, blank=True)
+    ocr_confidence = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='Pages read by OCR: {"<page number>": mean word confidence 0-100}; empty for none.',
+    )
+    parent = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="attachments",
+        help_text="The e-mail this document was attached to.",
+    )
 
     uploaded_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
