@@ -5,20 +5,30 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('rag', '0010_chunk_injection_flags'),
+        ("rag", "0010_chunk_injection_flags"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='document',
-            name='ocr_confidence',
-            field=models.JSONField(blank=True, default=dict, help_text='Pages read by OCR: {"<page number>": mean word confidence 0-100}; empty for none.'),
+            model_name="document",
+            name="ocr_confidence",
+            field=models.JSONField(
+                blank=True,
+                default=dict,
+                help_text='Pages read by OCR: {"<page number>": mean word confidence 0-100}; empty for none.',
+            ),
         ),
         migrations.AddField(
-            model_name='document',
-            name='parent',
-            field=models.ForeignKey(blank=True, help_text='The e-mail this document was attached to.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='attachments', to='rag.document'),
+            model_name="document",
+            name="parent",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="The e-mail this document was attached to.",
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="attachments",
+                to="rag.document",
+            ),
         ),
     ]
