@@ -11,11 +11,15 @@ part: a firm's admin is not platform staff.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django import forms
 from django.contrib.admin import AdminSite
 from django.contrib.auth.forms import AuthenticationForm
+from django.urls import NoReverseMatch, reverse
 
 from ragsite.exceptions import NoActiveTenant
+from tenants import selectors as tenant_selectors
 from tenants import services as tenant_services
 from tenants.models import Role
 
@@ -65,10 +69,26 @@ class ConsoleLoginForm(AuthenticationForm):
             raise forms.ValidationError(reason, code="not_firm_admin")
 
 
+def page_after_switch(target: str, url_kwargs: dict, credential) -> str:
+    """Where a firm switch made on the console page `target` (path and query) lands: the same
+    page, unless the new firm gives no console (its read-only Settings page then) or the page shows
+    one object of the previous firm (that model's list then: the object would be "not found")."""
+    if refusal_reason(credential):
+        return reverse("web:settings")
+    if "object_id" not in url_kwargs:
+        return target
+    app_label, model_name = urlsplit(target).path.removeprefix(reverse("manage:index")).split("/")[:2]
+    try:
+        return reverse(f"manage:{app_label}_{model_name}_changelist")
+    except NoReverseMatch:
+        return reverse("manage:index")
+
+
 class TenantAdminSite(AdminSite):
     site_header = "Lexrag firm admin"
     site_title = "Lexrag firm admin"
     index_title = "Your firm"
+    site_url = None  # the header links "Back to Lexrag" (templates/admin/base_site.html)
     login_form = ConsoleLoginForm
     login_template = "console/login.html"
 
@@ -82,7 +102,12 @@ class TenantAdminSite(AdminSite):
         context = super().each_context(request)
         credential = console_credential(request) if request.user.is_authenticated else None
         context["console_tenant"] = credential.tenant if credential else None
+        context["console_role"] = credential.role if credential else None
         context["console_refusal"] = refusal_reason(credential) if request.user.is_authenticated else None
+        # The header's firm switcher (templates/admin/base_site.html): every firm of the user.
+        context["console_memberships"] = (
+            list(tenant_selectors.membership_list_for_user(user=request.user)) if credential else []
+        )
         return context
 
     @staticmethod

@@ -16,6 +16,7 @@ from django.urls import Resolver404, resolve, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from console.site import page_after_switch
 from rag import selectors, services
 from rag.models import DocType, Sensitivity
 from rag.pipeline.config import MAX_REASONING_DEPTH
@@ -197,27 +198,32 @@ def switch_tenant(request):
     if slug is None:
         return _not_found(request)
     try:
-        tenant_services.session_tenant_switch(user=request.user, session=request.session, slug=slug)
+        credential = tenant_services.session_tenant_switch(
+            user=request.user, session=request.session, slug=slug
+        )
     except ApplicationError:
         return _not_found(request)
     target = _lookup_text(request.POST.get("next", "")) or reverse("web:cases")
     if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
         target = reverse("web:cases")
-    return redirect(_after_switch(target))
+    return redirect(_after_switch(target, credential))
 
 
 # Pages of one object of the tenant: after a switch to another tenant they would be "not found".
 _OBJECT_PAGES = {"case", "document"}
 
 
-def _after_switch(target: str) -> str:
+def _after_switch(target: str, credential) -> str:
     """Where a tenant switch made from `target` lands: the same page, unless it shows an object
-    of the previous tenant: then the cases list (a re-run of an earlier question: a blank ask page)."""
+    of the previous tenant: then the cases list (a re-run of an earlier question: a blank ask page).
+    The firm admin console decides for its own pages."""
     url = urlsplit(target)
     try:
         match = resolve(url.path)
     except Resolver404:
         return target
+    if match.namespace == "manage":
+        return page_after_switch(target, match.kwargs, credential)
     if match.namespace != "web":
         return target
     if match.url_name in _OBJECT_PAGES:
