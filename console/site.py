@@ -89,6 +89,8 @@ class TenantAdminSite(AdminSite):
     site_title = "Lexrag firm admin"
     index_title = "Your firm"
     site_url = None  # the header links "Back to Lexrag" (templates/admin/base_site.html)
+    # The index and breadcrumbs lead everywhere; at 1366 px the sidebar would squeeze the lists.
+    enable_nav_sidebar = False
     login_form = ConsoleLoginForm
     login_template = "console/login.html"
 

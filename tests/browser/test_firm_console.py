@@ -1,0 +1,136 @@
+"""The firm admin console (/manage/) in a real browser, as a firm's knowledge manager uses it at a
+laptop's 1366 px: the audit log is readable and exports CSV, API keys are created (shown once) and
+revoked, a built-in template is customised; the second firm's admin sees none of it."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from rag.models import AuditLog
+from templates_admin.models import PromptTemplate
+from tenants.models import ApiKey, Role
+from tests.factories import MembershipFactory
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+PASSWORD = "correct horse battery staple"
+LONG_QUESTION = (
+    "Under the distribution agreement between Tripath Technology and Detto, which party bears the "
+    "cost of shipping defective units back, and does that obligation survive termination?"
+)
+
+
+def _log_in(page, base_url: str, user) -> None:
+    page.context.clear_cookies()
+    page.goto(f"{base_url}/manage/login/")
+    page.fill("#id_username", user.username)
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+    page.wait_for_url(f"{base_url}/manage/")
+
+
+@pytest.fixture
+def laptop(page):
+    page.set_viewport_size({"width": 1366, "height": 768})
+    return page
+
+
+@pytest.fixture
+def firm_admins(tenant, other_tenant):
+    """An owner of each firm, and a few questions in the first firm's log."""
+    for n in range(3):
+        AuditLog.objects.create(
+            tenant=tenant,
+            request_id=f"req-acme-{n}",
+            query=f"{LONG_QUESTION} (variant {n})",
+            status="answered",
+            confidence=0.7,
+            latency_ms=40.0,
+        )
+    return (
+        MembershipFactory(tenant=tenant, role=Role.OWNER).user,
+        MembershipFactory(tenant=other_tenant, role=Role.OWNER).user,
+    )
+
+
+def test_audit_log_is_readable_at_1366_and_exports_csv(laptop, live_server, tenant, firm_admins, screenshot):
+    page, (acme_owner, globex_owner) = laptop, firm_admins
+    _log_in(page, live_server.url, acme_owner)
+    assert tenant.name in page.locator("#site-name").inner_text()
+
+    page.goto(f"{live_server.url}/manage/rag/auditlog/")
+    cell = page.locator("td.field-question").first
+    assert "Tripath Technology and Detto" in cell.inner_text()
+    assert cell.bounding_box()["width"] >= 300  # was ~90 px on the operator site
+    # Every column is in view: neither the page nor the list scrolls sideways.
+    for element in ("document.documentElement", "document.querySelector('.results')"):
+        assert page.evaluate(f"{element}.scrollWidth <= {element}.clientWidth"), element
+    screenshot("console-audit-log")
+
+    with page.expect_download() as download:
+        page.click("text=Export CSV")
+    rows = list(csv.DictReader(io.StringIO(download.value.path().read_text())))
+    assert sorted(row["request_id"] for row in rows) == ["req-acme-0", "req-acme-1", "req-acme-2"]
+
+    _log_in(page, live_server.url, globex_owner)
+    page.goto(f"{live_server.url}/manage/rag/auditlog/")
+    assert "Tripath" not in page.content()
+    assert "0 audit logs" in page.locator("#changelist").inner_text()
+
+
+def test_key_created_once_revoked_and_invisible_to_the_other_firm(laptop, live_server, tenant, firm_admins):
+    page, (acme_owner, globex_owner) = laptop, firm_admins
+    _log_in(page, live_server.url, acme_owner)
+    page.goto(f"{live_server.url}/manage/tenants/apikey/add/")
+    page.fill("#id_name", "Document management sync")
+    page.select_option("#id_role", "member")
+    page.click("input[name=_save]")
+    shown = page.locator(".messagelist .warning").inner_text()
+    raw_key = shown.rsplit(" ", 1)[-1]
+    assert raw_key.startswith("lx_")
+    page.reload()
+    assert raw_key not in page.content()  # shown once
+
+    key = ApiKey.objects.get(tenant=tenant, name="Document management sync")
+    page.goto(f"{live_server.url}/manage/tenants/apikey/")
+    page.check(f"input[name=_selected_action][value='{key.pk}']")
+    page.select_option("select[name=action]", "revoke")
+    page.click("button[name=index]")
+    page.wait_for_selector(".messagelist .success, .messagelist .info")
+    key.refresh_from_db()
+    assert key.revoked_at is not None
+
+    _log_in(page, live_server.url, globex_owner)
+    page.goto(f"{live_server.url}/manage/tenants/apikey/")
+    assert "Document management sync" not in page.content()
+    assert page.goto(f"{live_server.url}/manage/tenants/apikey/{key.pk}/change/").status == 404
+
+
+def test_customising_a_built_in_never_edits_it(laptop, live_server, tenant, firm_admins, screenshot):
+    page, (acme_owner, globex_owner) = laptop, firm_admins
+    builtin = PromptTemplate.objects.get(tenant__isnull=True, template_id="legal_analysis_balanced")
+    builtin_prompt = builtin.system_prompt
+    _log_in(page, live_server.url, acme_owner)
+    page.goto(f"{live_server.url}/manage/templates_admin/prompttemplate/")
+    page.check(f"input[name=_selected_action][value='{builtin.pk}']")
+    page.select_option("select[name=action]", "customise")
+    page.click("button[name=index]")
+    page.wait_for_selector(".messagelist")
+    own = PromptTemplate.objects.get(tenant=tenant, template_id="legal_analysis_balanced")
+
+    page.goto(f"{live_server.url}/manage/templates_admin/prompttemplate/{own.pk}/change/")
+    system = page.locator("#id_system_prompt")
+    system.fill(system.input_value() + "\nHOUSE RULE: cite the clause number first.")
+    page.click("input[name=_save]")
+    page.wait_for_selector(".messagelist .success")
+    screenshot("console-templates")
+    own.refresh_from_db()
+    builtin.refresh_from_db()
+    assert "HOUSE RULE" in own.system_prompt and builtin.system_prompt == builtin_prompt
+
+    _log_in(page, live_server.url, globex_owner)
+    other_firms_view = page.goto(f"{live_server.url}/manage/templates_admin/prompttemplate/{own.pk}/change/")
+    assert other_firms_view.status == 404
