@@ -430,3 +430,30 @@ class QueryJob(TenantOwned):
     @property
     def is_finished(self) -> bool:
         return self.status in (JobStatus.SUCCEEDED, JobStatus.FAILED)
+
+
+class ExportFormat(models.TextChoices):
+    DOCX = "docx", "Word memo"
+    TEXT = "text", "Text with citations"
+
+
+class AnswerExport(TenantOwned):
+    """One export of answers out of the app (a DOCX memo, or text copied with its citations): who
+    took which answers, when, in which form. Answers leave the firm's control here, so it is kept
+    like the audit log."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    api_key_prefix = models.CharField(max_length=8, blank=True)
+    format = models.CharField(max_length=8, choices=ExportFormat.choices)
+    request_ids = models.JSONField(default=list, help_text="The exported answers' request ids, in order.")
+    conversation_id = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["tenant", "-created_at"], name="answer_export_tenant_created")]
+
+    def __str__(self) -> str:
+        return f"{self.get_format_display()} of {len(self.request_ids)} answer(s)"

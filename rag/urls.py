@@ -1,9 +1,10 @@
 """/api/v1/rag/: the research API (see rag.api)."""
 
-from rag.api import admin_ops, admin_templates, cases, documents, query
+from rag.api import admin_ops, admin_templates, cases, documents, exports, query
 
 urlpatterns = [
     *query.urlpatterns,
+    *exports.urlpatterns,
     *cases.urlpatterns,
     *documents.urlpatterns,
     *admin_templates.urlpatterns,

@@ -88,6 +88,36 @@
 
   function score(value) { return typeof value === "number" ? value.toFixed(2) : "–"; }
 
+  // Work product: the answer as a DOCX memo (citations as footnotes), or on the clipboard as text
+  // with its references. Both come from the server, which records the export.
+  function workProduct(result) {
+    const id = encodeURIComponent(result.request_id || "");
+    const status = el("span", { class: "muted small", role: "status" });
+    const copy = el("button", { type: "button", class: "secondary", "data-action": "copy-citations", text: "Copy with citations" });
+    copy.addEventListener("click", async () => {
+      try {
+        const response = await fetch(`/ask/${id}/citations.txt`, { credentials: "same-origin" });
+        if (!response.ok) throw new Error(`HTTP ${response.status}`);
+        const text = await response.text();
+        if (navigator.clipboard && window.isSecureContext) await navigator.clipboard.writeText(text);
+        else {
+          const area = el("textarea", { class: "visually-hidden" });
+          area.value = text;
+          document.body.append(area);
+          area.select();
+          document.execCommand("copy");
+          area.remove();
+        }
+        status.textContent = "Copied, with its citations.";
+      } catch (error) {
+        status.textContent = `Could not copy: ${error.message}`;
+      }
+    });
+    return el("p", { class: "work-product" },
+      el("a", { href: `/ask/${id}/memo.docx`, class: "button secondary", download: "", text: "Export memo (DOCX)" }),
+      " ", copy, " ", status);
+  }
+
   function render(result) {
     answerBox.replaceChildren();
     answerBox.hidden = false;
@@ -152,6 +182,7 @@
     for (const [stage, ms] of Object.entries(timing.stages || {})) rows.append(el("tr", {}, el("td", { text: stage }), el("td", { text: `${Number(ms).toFixed(1)} ms` })));
     rows.append(el("tr", { class: "total" }, el("td", { text: "total" }), el("td", { text: `${Number(timing.total_ms || 0).toFixed(1)} ms` })));
     answerBox.append(el("details", { class: "timing" }, el("summary", { text: "Timing by stage" }), el("table", { class: "list compact" }, rows)));
+    if (result.request_id && !result.dry_run) answerBox.append(workProduct(result));
     answerBox.append(el("p", { class: "muted small", text: `Request ${result.request_id || ""}` }));
   }
 

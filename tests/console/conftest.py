@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.models import AuditLog
+from rag.models import AnswerExport, AuditLog
 from templates_admin.models import PromptTemplate
 from templates_admin.services import template_create
 from tenants.models import ApiKey, Role
@@ -43,9 +43,20 @@ def make_api_key(tenant, marker: str) -> ApiKey:
     return api_key_create(tenant=tenant, name=f"key {marker}", role=Role.MEMBER)[0]
 
 
+def make_answer_export(tenant, marker: str) -> AnswerExport:
+    return AnswerExport.objects.create(
+        tenant=tenant, format="docx", request_ids=[f"req-{marker}"], conversation_id=f"conv-{marker}"
+    )
+
+
 # One maker per model registered on the tenant site: the sweep test refuses a model without one,
 # so a model admin added later cannot escape it.
-MAKERS = {AuditLog: make_audit_row, PromptTemplate: make_template, ApiKey: make_api_key}
+MAKERS = {
+    AuditLog: make_audit_row,
+    PromptTemplate: make_template,
+    ApiKey: make_api_key,
+    AnswerExport: make_answer_export,
+}
 
 # Valid add-form data per model (the sweep adds a forged `tenant` to it).
 ADD_DATA = {
