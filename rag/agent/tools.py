@@ -143,10 +143,28 @@ class ToolResult:
     metadata: dict | None = None  # get_document_metadata's answer
     error: str | None = None
     note: str | None = None
+    where: str = ""  # what was searched, in words ("“Distributor Agreement”", "the contracts")
+
+    @property
+    def summary(self) -> str:
+        """The step in a sentence, as the staff UI shows it: "Searched “Distributor Agreement”
+        for “governing law” (keywords): 8 passages."."""
+        if self.error:
+            return f"A {self.tool} call was refused: {self.error}"
+        if self.tool == "get_document_metadata":
+            title = (self.metadata or {}).get("title", "a document")
+            return f"Read the details of “{title}”."
+        how = "keywords" if self.tool == "search_text" else "meaning and keywords"
+        count = len(self.evidence)
+        found = f"{count} passage{'' if count == 1 else 's'}"
+        query = self.args.get("query", "")
+        sentence = f"Searched {self.where or 'the documents'} for “{query}” ({how}): {found}."
+        return f"{sentence} {self.note}" if self.note else sentence
 
     def as_dict(self) -> dict:
         return {
             "tool": self.tool,
+            "summary": self.summary,
             "args": self.args,
             "results": len(self.evidence),
             "documents_matched": len(self.matched_document_ids),
@@ -217,6 +235,7 @@ class AgentTools:
         asked, result.note = search_filters(
             self.scope, bucket=values["bucket"], filters=values.get("filters"), doc_id=values.get("doc_id")
         )
+        result.where = self._where(asked, values["bucket"])
         if asked is None:  # a filter no document meets: nothing to search
             return
         filters = self.scope.narrow(asked)
@@ -239,6 +258,22 @@ class AgentTools:
         )
         passages = retrieval.passages(ranked, reader=self.reader, snippet_size=values["context_chars"])
         result.evidence = [Evidence(p, step, result.tool) for p in passages.passages]
+
+    def _where(self, asked: SearchFilters | None, bucket: str) -> str:
+        """What a search covers, in words: the documents' titles when it names up to two of the
+        scope's documents, else its bucket."""
+        ids = list(asked.document_ids or []) if asked is not None else []
+        if ids and len(ids) <= 2:
+            titles = list(self.scope.documents().filter(pk__in=ids).values_list("title", flat=True))
+            if titles:
+                return " and ".join(f"“{title}”" for title in titles)
+        name = " ".join(str(bucket or "").split())
+        if name.lower() in ("", "all", "*", "everything", "documents"):
+            return "all the documents"
+        doc_type = _doc_type_or_none(name.lower())
+        if doc_type:
+            return f"the {DocType(doc_type).label.lower()} documents"
+        return f"the case “{name}”"
 
 
 # search_text is keyword search. search_semantic is the spec's "high-recall fetch, rerank to

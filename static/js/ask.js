@@ -179,9 +179,9 @@
 
     const timing = (result.provenance && result.provenance.timing) || {};
     const rows = el("tbody");
-    for (const [stage, ms] of Object.entries(timing.stages || {})) rows.append(el("tr", {}, el("td", { text: stage }), el("td", { text: `${Number(ms).toFixed(1)} ms` })));
-    rows.append(el("tr", { class: "total" }, el("td", { text: "total" }), el("td", { text: `${Number(timing.total_ms || 0).toFixed(1)} ms` })));
-    answerBox.append(el("details", { class: "timing" }, el("summary", { text: "Timing by stage" }), el("table", { class: "list compact" }, rows)));
+    for (const [stage, ms] of Object.entries(timing.stages || {})) rows.append(el("tr", {}, el("td", { title: stage, text: stageLabel(stage) }), el("td", { text: `${Number(ms).toFixed(1)} ms` })));
+    rows.append(el("tr", { class: "total" }, el("td", { text: "Total" }), el("td", { text: `${Number(timing.total_ms || 0).toFixed(1)} ms` })));
+    answerBox.append(el("details", { class: "timing" }, el("summary", { text: "Time taken, step by step" }), el("table", { class: "list compact" }, rows)));
     if (result.request_id && !result.dry_run) answerBox.append(workProduct(result));
     answerBox.append(el("p", { class: "muted small", text: `Request ${result.request_id || ""}` }));
   }
@@ -215,6 +215,29 @@
 
   // Agentic mode's trace: the decomposition and plan, then each review with its tool call, the
   // call's arguments and what it found.
+  const INTENTS = { qa: "a question to answer", list: "a request for a list", summarize: "a request for a summary", compare: "a comparison" };
+  const STRATEGIES = { keyword: "keywords", semantic: "meaning", hybrid: "meaning and keywords" };
+  const STOPPED = {
+    enough: "It stopped when it had enough.", clarify: "It stopped to ask you to narrow the question.",
+    max_tool_calls: "It stopped at its limit of searches.", time_budget: "It stopped at its time limit.", no_next_call: "It stopped when no search was left to try.",
+  };
+
+  // Pipeline stages in words, for the timing table.
+  const STAGE_LABELS = {
+    sanitize: "Checking the question", cache_lookup: "Looking for a saved answer", enhance: "Reading the question",
+    retrieve: "Search", rank: "Ranking passages", rerank: "Re-reading the best passages", agent: "Agent's research",
+    reasoning_search: "Searching for each part", reasoning: "Reasoning over the parts", select_template: "Choosing the template",
+    build_context: "Gathering the passages", build_prompt: "Preparing the prompt", generate: "Writing the answer",
+    postprocess: "Checking the citations", verify: "Verifying the answer", assemble: "Assembling the reply",
+    cache_store: "Saving the answer", record: "Recording in the audit log",
+  };
+  function stageLabel(key) {
+    const name = key.replace(/_ms$/, "");
+    if (STAGE_LABELS[name]) return STAGE_LABELS[name];
+    const words = name.replace(/_/g, " ");
+    return words.charAt(0).toUpperCase() + words.slice(1);
+  }
+
   function agentTrace(agent) {
     const d = agent.decomposition || {};
     const plan = agent.plan || {};
@@ -222,19 +245,18 @@
     const steps = el("ol", { class: "agent-steps" });
     for (const step of agent.steps || []) {
       const review = step.review || {};
-      const item = el("li", {}, el("span", { class: `badge ${review.status === "clarify" ? "warn" : "info"}`, text: review.status }), ` ${review.reason || ""}`);
-      const call = review.next_tool_call;
-      if (call) item.append(el("pre", { class: "tool-call", text: `${call.tool}(${JSON.stringify(call.args)})` }));
       const found = step.result;
-      if (found) {
-        const summary = found.error ? `error: ${found.error}` : `${found.results} passage(s) from ${found.documents_matched} matching document(s)${found.note ? ` (${found.note})` : ""}`;
-        item.append(el("p", { class: "muted small", text: `→ ${summary}` }));
-      }
+      // The step as a sentence ("Searched “…” for “governing law”: 8 passages."); the exact call
+      // stays one click away for whoever checks the agent's work.
+      const item = el("li", {}, el("span", { class: "agent-step", text: found ? found.summary : review.reason || "Decided what to do next." }));
+      if (found && review.reason) item.append(el("p", { class: "muted small", text: `Why: ${review.reason}` }));
+      const call = review.next_tool_call;
+      if (call) item.append(el("details", { class: "tool-call" }, el("summary", { class: "muted small", text: "Exact call" }), el("pre", { text: `${call.tool}(${JSON.stringify(call.args)})` })));
       steps.append(item);
     }
     return el("details", { class: "agent-trace" },
-      el("summary", { text: `Agent's steps: ${agent.tool_calls} tool call(s), stopped: ${agent.stopped}` }),
-      el("p", { class: "muted small", text: `Intent ${d.intent}; constraints: ${constraints}; strategy ${plan.strategy}; buckets ${(plan.target_buckets || []).join(", ")}` }),
+      el("summary", { text: `How the agent researched it: ${agent.tool_calls} search${agent.tool_calls === 1 ? "" : "es"}` }),
+      el("p", { class: "muted small", text: `Understood as ${INTENTS[d.intent] || d.intent}; conditions: ${constraints}; searching by ${STRATEGIES[plan.strategy] || plan.strategy} in ${(plan.target_buckets || []).join(", ") || "all the documents"}. ${STOPPED[agent.stopped] || ""}` }),
       steps);
   }
 

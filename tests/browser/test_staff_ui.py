@@ -72,9 +72,21 @@ def test_upload_ask_and_open_the_cited_page(page, live_server, staff_user, scree
     cited_page = int(re.search(r"page (\d+)", first.inner_text()).group(1))
     assert page.locator("#answer a.marker").count() >= 1  # markers in the answer link to sources
     assert page.locator("#answer .badge[data-flag=confidence]").count() == 1
-    page.click("text=Timing by stage")
+    page.click("text=Time taken, step by step")
     stages = page.locator("#answer .timing tr").all_inner_texts()
-    assert len(stages) > 3 and any(row.startswith("retrieve") for row in stages), stages
+    assert len(stages) > 3 and any(row.startswith("Search") for row in stages), stages
+    assert not any("_" in row.split("\t")[0] for row in stages), stages  # words, not stage ids
+
+    # Work product: the memo downloads; "Copy with citations" puts the answer and its sources on
+    # the clipboard.
+    with page.expect_download() as memo:
+        page.click("text=Export memo (DOCX)")
+    assert memo.value.suggested_filename.endswith(".docx")
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.click("[data-action=copy-citations]")
+    page.wait_for_selector("text=Copied, with its citations.")
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied.startswith("Question: When may the agreement be terminated?") and "Sources:\n[1] " in copied
 
     first.locator("a.citation-link").click()
     page.wait_for_url(re.compile(r"/documents/\d+/\?start=\d+&end=\d+#passage$"))
@@ -160,7 +172,7 @@ def test_a_follow_up_asks_again_and_a_background_question_is_polled(
     assert page.locator("#answer .citations li").count() >= 1
     assert any(method == "GET" and "/api/v1/rag/jobs/" in url for method, url in calls), calls
 
-    # Agentic search shows the agent's steps: each review, its tool call and what it found.
+    # Agentic search shows the agent's steps as sentences; the exact tool call is one click away.
     page.uncheck("#background")
     page.check("#agentic")
     third = _request_line(page)
@@ -168,7 +180,10 @@ def test_a_follow_up_asks_again_and_a_background_question_is_polled(
     page.wait_for_function(NEW_ANSWER, arg=third)
     page.click("details.agent-trace summary")
     steps = page.locator("#answer .agent-steps li").all_inner_texts()
-    assert any("search_semantic(" in step and "passage(s)" in step for step in steps), steps
+    assert any(re.search(r"Searched .+ for “.+”.*: \d+ passages?\.", step) for step in steps), steps
+    assert not any("search_semantic(" in step for step in steps), steps
+    page.locator("#answer .agent-steps details.tool-call summary").first.click()
+    assert "search_" in page.locator("#answer .agent-steps details.tool-call pre").first.inner_text()
 
     # A question in two parts, with the reasoning steps shown: each part with its own cited answer.
     page.uncheck("#agentic")

@@ -153,3 +153,30 @@ def test_the_planner_only_learns_of_cases_and_documents_in_scope(tenant, pair):
     scoped = RulePlanner(tenant=tenant, index_version=1, scope=scope).decompose(question)
     assert doc_id_of(pair.outside.pk) not in json.dumps(scoped.as_dict())
     assert OUTSIDE_CASE not in scoped.primary_buckets
+
+
+# --- The step in words (the staff UI's agent trace) ---------------------------------------------
+
+
+def test_each_step_reads_as_a_sentence_naming_what_was_searched(tenant, contracts, other_corpus):
+    tools = AgentTools(tenant=tenant)
+    one = tools.run(
+        "search_text", {"bucket": "all", "query": "terminate", "doc_id": doc_id_of(contracts[2023].pk)}
+    )
+    count = len(one.evidence)
+    assert one.as_dict()["summary"] == (
+        f"Searched “{contracts[2023].title}” for “terminate” (keywords): "
+        f"{count} passage{'' if count == 1 else 's'}."
+    )
+    bucket = tools.run("search_semantic", {"bucket": "contract", "query": "governing law"})
+    assert bucket.summary.startswith(
+        "Searched the contract documents for “governing law” (meaning and keywords)"
+    )
+    metadata = tools.run("get_document_metadata", {"doc_id": doc_id_of(contracts[2022].pk)})
+    assert metadata.summary == "Read the details of “Hooli Pied Piper Supply”."
+    refused = tools.run("search_text", {"bucket": "invoices", "query": "x"})
+    assert refused.summary.startswith("A search_text call was refused: Unknown bucket")
+    # Another firm's document named by id is never described by its title.
+    foreign = other_corpus[0]
+    probe = tools.run("search_text", {"bucket": "all", "query": "x", "doc_id": doc_id_of(foreign.pk)})
+    assert foreign.title not in probe.summary
