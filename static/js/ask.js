@@ -277,11 +277,31 @@
     }
   }
 
+  // The question's length as the API counts it (spaces collapsed), against its limit: shown as
+  // the user types, and a question over the limit is refused here with the API's own words.
+  const question = form.elements.query;
+  const maxLength = Number(question.dataset.maxLength);
+  const counter = document.getElementById("question-count");
+  function questionLength() { return question.value.trim().replace(/\s+/g, " ").length; }
+  function tooLongMessage(length) { return `The query is ${length} characters long; the limit is ${maxLength}.`; }
+  function updateCounter() {
+    const left = maxLength - questionLength();
+    counter.textContent = left >= 0 ? `${left} character${left === 1 ? "" : "s"} left` : `${-left} character${left === -1 ? "" : "s"} over the limit of ${maxLength}`;
+    counter.classList.toggle("error", left < 0);
+  }
+  question.addEventListener("input", updateCounter);
+  updateCounter();
+
   async function submit(event) {
     event.preventDefault();
+    updateCounter();  // the value may have been set by a follow-up or a re-run
     const body = requestBody();
     if (!body.query) {
       showError({ status: 400, body: { message: "Type a question first." } });
+      return;
+    }
+    if (questionLength() > maxLength) {
+      showError({ status: 400, body: { error_type: "InvalidQuery", message: tooLongMessage(questionLength()) } });
       return;
     }
     await send(body);

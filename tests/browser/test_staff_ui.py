@@ -245,3 +245,26 @@ def test_an_ambiguous_question_names_the_candidates_and_a_button_asks_about_one(
     links = page.locator("#answer .citations .citation-link").all_inner_texts()
     assert links and set(links) == {CANO_TITLE}
     assert page.locator("#answer .clarification button").count() == 0
+
+
+def test_the_question_box_counts_down_and_refuses_past_the_limit_without_cutting(
+    page, live_server, staff_user, settings
+):
+    limit = settings.RAG_MAX_QUERY_LENGTH
+    posts = []
+    page.on("request", lambda request: request.method == "POST" and posts.append(request.url))
+    log_in(page, live_server, staff_user)
+    page.goto(f"{live_server.url}/ask/")
+    page.fill("#question", "x" * (limit - 10))
+    assert page.locator("#question-count").inner_text() == "10 characters left"
+
+    long_question = "y" * (limit + 20)
+    page.fill("#question", long_question)
+    counter = page.locator("#question-count")
+    assert counter.inner_text() == f"20 characters over the limit of {limit}"
+    assert "error" in counter.get_attribute("class")
+    page.click("#ask-button")
+    error = page.locator("#answer .error")
+    assert error.inner_text() == f"The query is {limit + 20} characters long; the limit is {limit}."
+    assert page.locator("#question").input_value() == long_question  # nothing cut
+    assert not [url for url in posts if url.endswith("/api/v1/rag/query")]
