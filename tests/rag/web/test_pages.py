@@ -250,10 +250,11 @@ def test_a_passage_across_pages_is_marked_on_each_but_anchored_once(case, upload
     assert html.index('id="passage"') < html.index('id="page-2"')  # on the page where it starts
 
 
-def test_the_question_box_takes_as_many_characters_as_the_api(member_browser, settings):
+def test_the_question_box_counts_against_the_apis_limit(member_browser, settings):
     settings.RAG_MAX_QUERY_LENGTH = 1234
     page = member_browser.get("/ask/").content.decode()
-    assert 'maxlength="1234"' in page
+    assert 'data-max-length="1234"' in page
+    assert "maxlength" not in page.split('id="question"')[1].split(">")[0]  # never cut silently
 
 
 def test_switching_firm_on_an_object_page_lands_on_the_cases_list(tenant, other_tenant, case, upload):
