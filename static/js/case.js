@@ -16,7 +16,8 @@
       row,
       set(percent, text, kind = "") {
         bar.value = percent;
-        state.textContent = text;
+        bar.hidden = kind === "failed" || kind === "duplicate"; // no full bar for a file not added
+        state.replaceChildren(text);
         row.className = `upload ${kind}`;
       },
     };
@@ -68,14 +69,24 @@
     const maxBytes = Number(zone.dataset.maxMb) * 1024 * 1024;
     if (file.size > maxBytes) return fail(ui, `Too large: the limit is ${zone.dataset.maxMb} MB.`);
     const result = await send(file, ui);
-    if (!result.ok) return fail(ui, Lexrag.errorText(result));
+    if (!result.ok) return fail(ui, fileError(result, file));
     const doc = result.body.documents[0];
     if (doc.duplicate) {
-      ui.set(100, "Already in this case: nothing new was stored.", "ready");
-      return true;
+      const link = Lexrag.el("a", { href: `/documents/${doc.id}/`, text: doc.title || "open it" });
+      ui.set(100, Lexrag.el("span", {}, "Already in this case, as ", link, ": nothing new was stored."), "duplicate");
+      return "duplicate";
     }
     ui.set(30, "Uploaded");
     return follow(doc.id, ui);
+  }
+
+  // The one reason this file was refused: its own entry of the error's per-file details when
+  // there is one (the summary message repeats every file's reason), else the message.
+  function fileError(result, file) {
+    const files = (result.body && result.body.details && result.body.details.files) || [];
+    const own = Array.isArray(files) && files.find((entry) => entry.filename === file.name);
+    if (own && own.message) return own.message;
+    return (result.body && result.body.message) || Lexrag.errorText(result);
   }
 
   function fail(ui, text) {
@@ -83,29 +94,35 @@
     return false;
   }
 
-  // Files of every batch still uploading or indexing, and whether any of them failed. The page
-  // reloads (the document list, with the new rows and their counts) only once nothing is in flight
-  // and nothing failed: a reload would cancel the uploads of a batch dropped meanwhile and wipe
-  // the failures' messages. After a failure, the list is refreshed on request instead.
+  // Files of every batch still uploading or indexing, and whether any of them needs its message
+  // kept (it failed, or was already in the case). The page reloads (the document list, with the
+  // new rows and their counts) only once nothing is in flight and no message must stay: a reload
+  // would cancel the uploads of a batch dropped meanwhile and wipe the messages. Otherwise the
+  // list is refreshed on request.
   let inFlight = 0;
   let anyFailed = false;
+  let anyDuplicate = false;
 
   async function uploadAll(files) {
     const list = Array.from(files);
     inFlight += list.length;
     done.hidden = true;
     await Promise.all(list.map(async (file) => {
-      let ok = false;
+      let outcome = false;
       try {
-        ok = await upload(file);
+        outcome = await upload(file);
       } finally {
         inFlight -= 1;
-        if (!ok) anyFailed = true;
+        if (!outcome) anyFailed = true;
+        if (outcome === "duplicate") anyDuplicate = true;
       }
     }));
     if (inFlight > 0) return; // another batch is still going: its end decides
-    if (anyFailed) done.hidden = false;
-    else window.location.reload();
+    if (!anyFailed && !anyDuplicate) return window.location.reload();
+    done.querySelector(".summary").textContent = anyFailed
+      ? "Some files could not be added; the reason is given beside each."
+      : "Nothing new was added: the files were already in this case.";
+    done.hidden = false;
   }
 
   const refresh = document.getElementById("refresh-list");

@@ -35,7 +35,9 @@ const Lexrag = {
     let text = body.message || `The request failed (HTTP ${result.status}).`;
     const files = body.details && body.details.files;
     if (Array.isArray(files)) {
-      text += " " + files.map((f) => `${f.filename}: ${f.message}`).join(" ");
+      // Only what the message does not already say (a summary often names every file's reason).
+      const more = files.filter((f) => f.message && !text.includes(f.message));
+      if (more.length) text += " " + more.map((f) => `${f.filename}: ${f.message}`).join(" ");
     }
     return text;
   },

@@ -268,3 +268,32 @@ def test_the_question_box_counts_down_and_refuses_past_the_limit_without_cutting
     assert error.inner_text() == f"The query is {limit + 20} characters long; the limit is {limit}."
     assert page.locator("#question").input_value() == long_question  # nothing cut
     assert not [url for url in posts if url.endswith("/api/v1/rag/query")]
+
+
+def test_each_upload_says_one_thing_once(page, live_server, tenant, staff_user, _media_in_tmp):
+    case = rag_services.case_create(tenant=tenant, name="Upload messages")
+    log_in(page, live_server, staff_user)
+    page.goto(f"{live_server.url}/cases/{case.pk}/")
+    page.set_input_files("#file-input", [{"name": "empty.txt", "mimeType": "text/plain", "buffer": b""}])
+    empty = page.locator("#uploads li", has_text="empty.txt")
+    page.wait_for_selector("#uploads li.failed")
+    assert empty.locator(".state").inner_text() == "empty.txt is empty."  # said once
+    assert not empty.locator("progress").is_visible()  # no full blue bar for a file not added
+
+    # A program without an extension is judged by its bytes and refused with the reason.
+    program = {"name": "setup", "mimeType": "application/octet-stream", "buffer": b"\x7fELF" + b"\0" * 64}
+    page.set_input_files("#file-input", [program])
+    refused = page.locator("#uploads li", has_text="setup")
+    page.locator("#uploads li.failed").nth(1).wait_for()
+    assert "a computer program, not a PDF, DOCX or TXT document" in refused.inner_text()
+
+    existing = ingest.document_upload(
+        tenant=tenant, case=case, filename="contract.txt", content=fixture_bytes("contract.txt")
+    ).document
+    copy = {"name": "copy.txt", "mimeType": "text/plain", "buffer": fixture_bytes("contract.txt")}
+    page.set_input_files("#file-input", [copy])
+    duplicate = page.locator("#uploads li.duplicate")
+    duplicate.wait_for()
+    assert "Already in this case, as" in duplicate.inner_text()
+    assert duplicate.locator("a").get_attribute("href") == f"/documents/{existing.pk}/"
+    assert page.locator("#uploads-done").is_visible()  # the page stays, so the message does
