@@ -19,6 +19,8 @@ from ragsite.exceptions import NoActiveTenant
 from tenants import services as tenant_services
 from tenants.models import Role
 
+from .pages import SitePagesMixin
+
 MINIMUM_ROLE = Role.ADMIN
 REFUSED_MESSAGE = (
     "The firm admin console is for your firm's admins and owners. Your role in {tenant} is {role}: "
@@ -65,7 +67,7 @@ class ConsoleLoginForm(AuthenticationForm):
             raise forms.ValidationError(reason, code="not_firm_admin")
 
 
-class TenantAdminSite(AdminSite):
+class TenantAdminSite(SitePagesMixin, AdminSite):
     site_header = "Lexrag firm admin"
     site_title = "Lexrag firm admin"
     index_title = "Your firm"

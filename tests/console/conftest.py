@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rag.models import AuditLog
+from rag.models import AuditLog, RankingWeights
+from rag.services import ranking_weights_set
 from templates_admin.models import PromptTemplate
 from templates_admin.services import template_create
 from tenants.models import ApiKey, Role
@@ -43,9 +44,25 @@ def make_api_key(tenant, marker: str) -> ApiKey:
     return api_key_create(tenant=tenant, name=f"key {marker}", role=Role.MEMBER)[0]
 
 
+def make_ranking_weights(tenant, marker: str) -> RankingWeights:
+    # The row has no text of its own: the marker is the name of the user who tuned it.
+    return ranking_weights_set(
+        tenant=tenant,
+        similarity_weight=0.5,
+        recency_weight=0.3,
+        trust_weight=0.2,
+        updated_by=MembershipFactory(tenant=tenant, user__username=marker).user,
+    )
+
+
 # One maker per model registered on the tenant site: the sweep test refuses a model without one,
 # so a model admin added later cannot escape it.
-MAKERS = {AuditLog: make_audit_row, PromptTemplate: make_template, ApiKey: make_api_key}
+MAKERS = {
+    AuditLog: make_audit_row,
+    PromptTemplate: make_template,
+    ApiKey: make_api_key,
+    RankingWeights: make_ranking_weights,
+}
 
 # Valid add-form data per model (the sweep adds a forged `tenant` to it).
 ADD_DATA = {
