@@ -14,7 +14,6 @@ from django.http import HttpResponseRedirect
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
 from django.utils.http import urlencode
 
 from rag.admin import audit_csv_response
@@ -144,16 +143,7 @@ class TemplateVersionInline(admin.TabularInline):
 
     @admin.display(description="Compare")
     def compare(self, obj):
-        # obj.template_id is the foreign key: the template's pk, not its slug.
-        url = reverse(f"{self.admin_site.name}:templates_admin_prompttemplate_diff", args=[obj.template_id])
-        return format_html(
-            '<a href="{}?version={}&amp;against=previous">with previous</a> · '
-            '<a href="{}?version={}&amp;against=current">with current</a>',
-            url,
-            obj.version,
-            url,
-            obj.version,
-        )
+        return template_admin_pages.compare_links(obj, site_name=self.admin_site.name)
 
     def has_change_permission(self, request, obj=None):
         return False
@@ -185,7 +175,8 @@ class ConsolePromptTemplateAdmin(TenantScopedAdmin):
     scoped queryset: another tenant's template is a 404."""
 
     form = OwnTemplateForm
-    change_form_template = "console/prompttemplate/change_form.html"
+    # The operator site's pages, site-agnostic: their 'admin:' links resolve on the current site.
+    change_form_template = "admin/templates_admin/prompttemplate/change_form.html"
     list_display = ["template_id", "name", "owner", "response_style", "version", "updated_at"]
     search_fields = ["template_id", "name"]
     actions = ["customise"]
@@ -270,17 +261,18 @@ class ConsolePromptTemplateAdmin(TenantScopedAdmin):
         return template
 
     def _render(self, request, template_name: str, context: dict):
-        request.current_app = self.admin_site.name  # the generic templates' links stay on this site
+        request.current_app = self.admin_site.name  # the templates' 'admin:' links stay on this site
         context = {**self.admin_site.each_context(request), "opts": self.opts, **context}
-        return TemplateResponse(request, f"console/prompttemplate/{template_name}", context)
+        return TemplateResponse(request, template_name, context)
 
     def preview_view(self, request, object_id):
         """The prompt as the pipeline would fill it: the saved template (GET) or the fields posted,
         e.g. the change form's unsaved edits (POST). Never saves, so built-ins may be previewed too."""
         template = self._template_or_404(request, object_id)
         form, preview = template_admin_pages.preview_state(request, template)
-        context = {"original": template, "title": f"Preview {template.template_id}", "form": form}
-        return self._render(request, "preview.html", {**context, "preview": preview})
+        title = f"Preview {template.template_id}"
+        context = {"original": template, "title": title, "form": form, "preview": preview}
+        return self._render(request, "admin/templates_admin/prompttemplate/preview.html", context)
 
     def diff_view(self, request, object_id):
         """A version's changes against the version before it or the current template; the firm's
@@ -293,8 +285,9 @@ class ConsolePromptTemplateAdmin(TenantScopedAdmin):
             and chosen.version != template.version
             and self.has_change_permission(request, template)
         )
-        context = {"original": template, "title": f"Changes of {template.template_id}", **diff}
-        return self._render(request, "diff.html", {**context, "can_revert": can_revert})
+        title = f"Changes of {template.template_id}"
+        context = {"original": template, "title": title, "can_revert": can_revert, **diff}
+        return self._render(request, "console/prompttemplate/diff.html", context)
 
     def revert_view(self, request, object_id):
         """POST `version`: the firm's own template gets that version's fields back as a new version

@@ -10,10 +10,10 @@ role in that tenant (so a passage they may not read is redacted), audited as the
 from __future__ import annotations
 
 from django.template.response import TemplateResponse
-from django.urls import reverse
 
 from rag import admin_pages
 from rag.admin_forms import TenantSimulationForm
+from rag.models import AuditLog
 from rag.retrieval.service import Reader
 
 from .site import console_credential, site
@@ -33,14 +33,14 @@ def simulate_view(request):
             reader=Reader(user_id=request.user.pk, role=credential.role),
             user_id=request.user.pk,
         )
-    request.current_app = site.name  # the generic templates' links stay on this site
+    request.current_app = site.name  # the template's 'admin:' links stay on this site
     context = {
         **site.each_context(request),
         "title": TITLE,
         "form": form,
         "result": result,
         "raised_flags": admin_pages.raised_flags(result),
-        "audit_url": reverse(f"{site.name}:rag_auditlog_changelist"),
+        "opts": AuditLog._meta,  # the breadcrumbs lead to the audit log
     }
     return TemplateResponse(request, "console/simulate.html", context)
 

@@ -620,7 +620,6 @@ class AuditLogAdmin(admin.ModelAdmin):
             "form": form,
             "result": result,
             "raised_flags": admin_pages.raised_flags(result),
-            "audit_url": reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_changelist"),
         }
         return TemplateResponse(request, "admin/rag/auditlog/simulate.html", context)
 

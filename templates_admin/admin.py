@@ -13,7 +13,6 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
 
 from rag.pipeline.preview import SAMPLE_QUESTION
 
@@ -38,16 +37,7 @@ class PromptTemplateVersionInline(admin.TabularInline):
 
     @admin.display(description="Compare")
     def compare(self, obj):
-        # obj.template_id is the foreign key: the template's pk, not its slug.
-        url = reverse("admin:templates_admin_prompttemplate_diff", args=[obj.template_id])
-        return format_html(
-            '<a href="{}?version={}&amp;against=previous">with previous</a> · '
-            '<a href="{}?version={}&amp;against=current">with current</a>',
-            url,
-            obj.version,
-            url,
-            obj.version,
-        )
+        return admin_pages.compare_links(obj, site_name=self.admin_site.name)
 
 
 BUILTIN_CHANGE_WARNING = (

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from django import forms
 from django.conf import settings
+from django.urls import reverse
+from django.utils.html import format_html
 
 from rag.pipeline.preview import SAMPLE_PASSAGE, SAMPLE_QUESTION, prompt_preview
 
 from . import diffing, selectors
-from .models import PromptTemplate
+from .models import PromptTemplate, PromptTemplateVersion
 
 # A line holding only this separates sample passages in the preview form.
 PASSAGE_SEPARATOR = "---"
@@ -119,3 +121,18 @@ def diff_context(template: PromptTemplate, params) -> dict:
         "changed": [diff for diff in diffs if diff.changed],
         "unchanged": [diff.label for diff in diffs if not diff.changed],
     }
+
+
+def compare_links(version: PromptTemplateVersion, *, site_name: str) -> str:
+    """A history row's links to the diff page of the admin site `site_name`: this version against
+    the previous one and against the current template."""
+    # version.template_id is the foreign key: the template's pk, not its slug.
+    url = reverse(f"{site_name}:templates_admin_prompttemplate_diff", args=[version.template_id])
+    return format_html(
+        '<a href="{}?version={}&amp;against=previous">with previous</a> · '
+        '<a href="{}?version={}&amp;against=current">with current</a>',
+        url,
+        version.version,
+        url,
+        version.version,
+    )

@@ -12,16 +12,7 @@ from tenants.models import Role
 from tests.factories import MembershipFactory
 
 from .conftest import OTHER_MARKER
-from .corpus import (  # noqa: F401  (fixtures)
-    OLD_TITLE,
-    QUESTION,
-    _media_in_tmp,
-    case,
-    committed,
-    corpus,
-    other_case,
-    upload,
-)
+from .corpus import OLD_TITLE, QUESTION, corpus  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.django_db
 
