@@ -50,6 +50,15 @@ def test_the_change_page_links_each_version_to_its_diffs(console, edited):
     assert 'href="/admin/' not in page
 
 
+def test_the_preview_button_is_on_the_firms_change_page_only(console, edited):
+    button = 'formaction="{}"'.format(_url(edited, "preview"))
+    assert button in console.get(_url(edited, "change")).content.decode()
+    # Built-ins are shown read-only (nothing to post); the add page has no saved template to preview,
+    # and a button posting to the add page itself would save it.
+    assert 'id="prompt-preview"' not in console.get(_url(_builtin(), "change")).content.decode()
+    assert 'id="prompt-preview"' not in console.get(TEMPLATES + "add/").content.decode()
+
+
 def test_diff_of_a_version_against_the_previous_one(console, edited):
     response = console.get(_url(edited, "diff"), {"version": 2})
     assert response.status_code == 200
