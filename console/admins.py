@@ -9,13 +9,19 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpResponseRedirect
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.http import urlencode
 
 from rag.admin import audit_csv_response
 from rag.models import AuditLog
+from rag.pipeline.preview import SAMPLE_QUESTION
 from rag.selectors import AUDIT_FLAGS, audit_list
+from ragsite.exceptions import NotFound
+from templates_admin import admin_pages as template_admin_pages
 from templates_admin import selectors as template_selectors
 from templates_admin import services as template_services
 from templates_admin.models import PromptTemplate, PromptTemplateVersion
@@ -129,11 +135,15 @@ class TemplateVersionInline(admin.TabularInline):
     extra = 0
     can_delete = False
     ordering = ["-version"]
-    fields = ["version", "created_at", "created_by", "snapshot"]
+    fields = ["version", "created_at", "created_by", "compare", "snapshot"]
     readonly_fields = fields
 
     def has_add_permission(self, request, obj=None):
         return False
+
+    @admin.display(description="Compare")
+    def compare(self, obj):
+        return template_admin_pages.compare_links(obj, site_name=self.admin_site.name)
 
     def has_change_permission(self, request, obj=None):
         return False
@@ -156,9 +166,17 @@ class OwnTemplateForm(forms.ModelForm):
 @admin.register(PromptTemplate, site=site)
 class ConsolePromptTemplateAdmin(TenantScopedAdmin):
     """The firm's templates with full CRUD (versioned by `template_save`), and the built-ins it has
-    not overridden, read-only: "customise" gives the firm its own copy, never edits the built-in."""
+    not overridden, read-only: "customise" gives the firm its own copy, never edits the built-in.
+
+    Each template's history has a diff of a version (against the previous one or the current state)
+    and, for the firm's own templates, a revert to that version (a new version); every template can
+    be previewed (the prompt filled for a sample question; never saved). These pages share their
+    logic with the operator site (templates_admin.admin_pages) and find the template through the
+    scoped queryset: another tenant's template is a 404."""
 
     form = OwnTemplateForm
+    # The operator site's pages, site-agnostic: their 'admin:' links resolve on the current site.
+    change_form_template = "admin/templates_admin/prompttemplate/change_form.html"
     list_display = ["template_id", "name", "owner", "response_style", "version", "updated_at"]
     search_fields = ["template_id", "name"]
     actions = ["customise"]
@@ -225,6 +243,88 @@ class ConsolePromptTemplateAdmin(TenantScopedAdmin):
             self.message_user(request, f"Your firm now has its own copy of: {', '.join(made)}.")
         else:
             self.message_user(request, "Select built-in templates to customise.", messages.WARNING)
+
+    def get_urls(self):
+        info = f"{self.opts.app_label}_{self.opts.model_name}"
+        view = self.admin_site.admin_view
+        return [
+            path("<path:object_id>/preview/", view(self.preview_view), name=f"{info}_preview"),
+            path("<path:object_id>/diff/", view(self.diff_view), name=f"{info}_diff"),
+            path("<path:object_id>/revert/", view(self.revert_view), name=f"{info}_revert"),
+            *super().get_urls(),
+        ]
+
+    def _template_or_404(self, request, object_id) -> PromptTemplate:
+        template = self.get_object(request, object_id)  # scoped: another tenant's id is a 404
+        if not self.has_view_permission(request, template):
+            raise PermissionDenied
+        return template
+
+    def _render(self, request, template_name: str, context: dict):
+        request.current_app = self.admin_site.name  # the templates' 'admin:' links stay on this site
+        context = {**self.admin_site.each_context(request), "opts": self.opts, **context}
+        return TemplateResponse(request, template_name, context)
+
+    def preview_view(self, request, object_id):
+        """The prompt as the pipeline would fill it: the saved template (GET) or the fields posted,
+        e.g. the change form's unsaved edits (POST). Never saves, so built-ins may be previewed too."""
+        template = self._template_or_404(request, object_id)
+        form, preview = template_admin_pages.preview_state(request, template)
+        title = f"Preview {template.template_id}"
+        context = {"original": template, "title": title, "form": form, "preview": preview}
+        return self._render(request, "admin/templates_admin/prompttemplate/preview.html", context)
+
+    def diff_view(self, request, object_id):
+        """A version's changes against the version before it or the current template; the firm's
+        own template offers to revert to the version shown."""
+        template = self._template_or_404(request, object_id)
+        diff = template_admin_pages.diff_context(template, request.GET)
+        chosen = diff["chosen"]
+        can_revert = (
+            chosen is not None
+            and chosen.version != template.version
+            and self.has_change_permission(request, template)
+        )
+        title = f"Changes of {template.template_id}"
+        context = {"original": template, "title": title, "can_revert": can_revert, **diff}
+        return self._render(request, "console/prompttemplate/diff.html", context)
+
+    def revert_view(self, request, object_id):
+        """POST `version`: the firm's own template gets that version's fields back as a new version
+        (the history is kept). GET shows that version against the current template, with the button."""
+        template = self._template_or_404(request, object_id)
+        diff_url = reverse(f"{self.admin_site.name}:templates_admin_prompttemplate_diff", args=[template.pk])
+        version = request.POST.get("version") if request.method == "POST" else request.GET.get("version")
+        if request.method != "POST":
+            return redirect(f"{diff_url}?{urlencode({'version': version or '', 'against': 'current'})}")
+        if not self.has_change_permission(request, template):
+            raise PermissionDenied  # a built-in: customise it first
+        try:
+            reverted = template_services.template_revert(
+                tenant=self.active_tenant(request),
+                template_id=template.template_id,
+                version=int(version),
+                user=request.user,
+            )
+        except (TypeError, ValueError, NotFound):
+            self.message_user(request, f"{template.template_id} has no version {version!r}.", messages.ERROR)
+            return redirect(diff_url)
+        except ValidationError as exc:  # an old version no longer valid (e.g. a placeholder since removed)
+            self.message_user(request, f"Version {version} cannot be restored: {exc}", messages.ERROR)
+            return redirect(diff_url)
+        self.log_change(request, reverted, f"Reverted to version {version} (now version {reverted.version}).")
+        self.message_user(
+            request,
+            f"{template.template_id} is back to version {version}, saved as version {reverted.version}.",
+            messages.SUCCESS,
+        )
+        return redirect(f"{self.admin_site.name}:templates_admin_prompttemplate_change", template.pk)
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        if object_id is not None:
+            url = reverse(f"{self.admin_site.name}:templates_admin_prompttemplate_preview", args=[object_id])
+            extra_context = {**(extra_context or {}), "preview_url": url, "preview_question": SAMPLE_QUESTION}
+        return super().changeform_view(request, object_id, form_url, extra_context)
 
 
 # --- API keys -----------------------------------------------------------------------------------

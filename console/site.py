@@ -23,6 +23,8 @@ from tenants import selectors as tenant_selectors
 from tenants import services as tenant_services
 from tenants.models import Role
 
+from .pages import SitePagesMixin
+
 MINIMUM_ROLE = Role.ADMIN
 REFUSED_MESSAGE = (
     "The firm admin console is for your firm's admins and owners. Your role in {tenant} is {role}: "
@@ -84,7 +86,7 @@ def page_after_switch(target: str, url_kwargs: dict, credential) -> str:
         return reverse("manage:index")
 
 
-class TenantAdminSite(AdminSite):
+class TenantAdminSite(SitePagesMixin, AdminSite):
     site_header = "Lexrag firm admin"
     site_title = "Lexrag firm admin"
     index_title = "Your firm"

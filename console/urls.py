@@ -1,5 +1,7 @@
 """The tenant site with its model admins registered (importing `admins` registers them)."""
 
+from console import simulation, tuning  # noqa: F401  (ranking weights and the dry run)
+
 from . import admins, exports  # noqa: F401
 from .site import site
 

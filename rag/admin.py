@@ -22,16 +22,15 @@ from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
-from ragsite.exceptions import ApplicationError, TooManyIngestJobs
+from ragsite.exceptions import TooManyIngestJobs
 from tenants.models import Role
 
-from . import selectors, services
+from . import admin_pages, selectors, services
 from .admin_forms import RankingTuneForm, SimulationForm
 from .ingest import service
 from .models import AuditLog, Case, Chunk, Document, RankingWeights, TitleSource
-from .pipeline.run import simulate_query
 from .retrieval.ranking import Weights
-from .retrieval.service import Reader, retrieve_with_each
+from .retrieval.service import Reader
 
 
 def _planted_chunks(prefix: str = "") -> Q:
@@ -296,17 +295,8 @@ class RankingWeightsAdmin(admin.ModelAdmin):
         return TemplateResponse(request, "admin/rag/rankingweights/tune.html", context)
 
     def _tune_initial(self, request) -> dict:
-        initial = {"top_k": 5}
         tenant = self._tenant_from(request.GET.get("tenant"))
-        weights = selectors.ranking_weights_get(tenant=tenant) if tenant else Weights.from_settings()
-        if tenant:
-            initial["tenant"] = tenant
-        return {
-            **initial,
-            "similarity_weight": weights.similarity,
-            "recency_weight": weights.recency,
-            "trust_weight": weights.trust,
-        }
+        return {**admin_pages.tune_initial(tenant), **({"tenant": tenant} if tenant else {})}
 
     @staticmethod
     def _tenant_from(value):
@@ -320,45 +310,11 @@ class RankingWeightsAdmin(admin.ModelAdmin):
         tenant = data["tenant"]
         if selectors.ranking_weights_row(tenant=tenant) is None and not self.has_add_permission(request):
             raise PermissionDenied
-        row = services.ranking_weights_set(
-            tenant=tenant,
-            updated_by=request.user,
-            normalize=data["normalize"],
-            **{name: data[name] for name in RankingWeights.WEIGHT_FIELDS},
-        )
-        self.log_change(request, row, f"Tuned the weights (version {row.version}).")
-        self.message_user(
-            request,
-            format_html(
-                "Saved the ranking weights of {}: similarity {}, recency {}, trust {} (version {}).",
-                tenant,
-                f"{row.similarity_weight:.4g}",
-                f"{row.recency_weight:.4g}",
-                f"{row.trust_weight:.4g}",
-                row.version,
-            ),
-            messages.SUCCESS,
-        )
+        admin_pages.tune_save(self, request, tenant=tenant, data=data)
         return redirect(f"admin:{self.opts.app_label}_{self.opts.model_name}_changelist")
 
     def _tune_preview(self, form) -> dict | None:
-        data = form.cleaned_data
-        tenant = data["tenant"]
-        current = selectors.ranking_weights_get(tenant=tenant)
-        proposed = data["weights"]
-        try:
-            before, after = retrieve_with_each(
-                tenant=tenant, query=data["question"], weights=[current, proposed], top_k=data["top_k"]
-            )
-        except ApplicationError as exc:  # e.g. InvalidQuery, VectorStoreUnavailable
-            form.add_error(None, exc.message)
-            return None
-        return {
-            "tenant": tenant,
-            "current": current,
-            "proposed": proposed,
-            "rows": ranking_comparison(before.passages, after.passages),
-        }
+        return admin_pages.tune_preview(form, tenant=form.cleaned_data["tenant"])
 
     def changelist_view(self, request, extra_context=None):
         extra_context = {**(extra_context or {}), "can_tune": self.has_change_permission(request)}
@@ -367,31 +323,6 @@ class RankingWeightsAdmin(admin.ModelAdmin):
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
         extra_context = {**(extra_context or {}), "can_tune": self.has_change_permission(request)}
         return super().changeform_view(request, object_id, form_url, extra_context)
-
-
-def ranking_comparison(before, after) -> list[dict]:
-    """Rows pairing the i-th passage under the current weights with the i-th under the proposed
-    ones. `change` says where the proposed one was before: "new" (not in the current top), "up",
-    "down" (by `steps` places) or "same"."""
-    position = {passage.chunk_id: index for index, passage in enumerate(before, start=1)}
-    rows = []
-    for index in range(1, max(len(before), len(after)) + 1):
-        new = after[index - 1] if index <= len(after) else None
-        change, steps = None, 0
-        if new is not None:
-            was = position.get(new.chunk_id)
-            steps = abs(was - index) if was else 0
-            change = "new" if was is None else "up" if was > index else "down" if was < index else "same"
-        rows.append(
-            {
-                "position": index,
-                "before": before[index - 1] if index <= len(before) else None,
-                "after": new,
-                "change": change,
-                "steps": steps,
-            }
-        )
-    return rows
 
 
 # --- Audit log ------------------------------------------------------------------------------------
@@ -677,27 +608,18 @@ class AuditLogAdmin(admin.ModelAdmin):
         result = None
         form = SimulationForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
-            data = form.cleaned_data
-            try:
-                result = simulate_query(
-                    tenant=data["tenant"],
-                    question=data["question"],
-                    # Staff read every document in the admin; the simulation shows what an admin gets.
-                    reader=Reader(user_id=request.user.pk, role=Role.ADMIN),
-                    user_id=request.user.pk,
-                    **form.options(),
-                )
-            except ApplicationError as exc:
-                form.add_error(None, exc.message)
-                for name, detail in exc.details.items():
-                    form.add_error(None, f"{name}: {detail}")
+            # Staff read every document in the admin; the simulation shows what an admin gets.
+            reader = Reader(user_id=request.user.pk, role=Role.ADMIN)
+            result = admin_pages.simulate(
+                form, tenant=form.cleaned_data["tenant"], reader=reader, user_id=request.user.pk
+            )
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
             "title": "Simulate a query (dry run)",
             "form": form,
             "result": result,
-            "raised_flags": [name for name, on in (result or {}).get("flags", {}).items() if on is True],
+            "raised_flags": admin_pages.raised_flags(result),
         }
         return TemplateResponse(request, "admin/rag/auditlog/simulate.html", context)
 

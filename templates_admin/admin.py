@@ -8,21 +8,17 @@ of the prompt as the pipeline would fill it (saved or as edited, never saving)."
 from __future__ import annotations
 
 from django import forms
-from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
 
-from rag.pipeline.preview import SAMPLE_PASSAGE, SAMPLE_QUESTION, prompt_preview
+from rag.pipeline.preview import SAMPLE_QUESTION
 
-from . import diffing, selectors, services
+from . import admin_pages, services
+from .admin_pages import PromptPreviewForm
 from .models import PromptTemplate, PromptTemplateVersion
-
-# A line holding only this separates sample passages in the preview form.
-PASSAGE_SEPARATOR = "---"
 
 
 class PromptTemplateVersionInline(admin.TabularInline):
@@ -41,69 +37,7 @@ class PromptTemplateVersionInline(admin.TabularInline):
 
     @admin.display(description="Compare")
     def compare(self, obj):
-        # obj.template_id is the foreign key: the template's pk, not its slug.
-        url = reverse("admin:templates_admin_prompttemplate_diff", args=[obj.template_id])
-        return format_html(
-            '<a href="{}?version={}&amp;against=previous">with previous</a> · '
-            '<a href="{}?version={}&amp;against=current">with current</a>',
-            url,
-            obj.version,
-            url,
-            obj.version,
-        )
-
-
-class PromptPreviewForm(forms.ModelForm):
-    """The prompt fields of a template (validated by the model, placeholders included) and the
-    sample question and passages to fill it with."""
-
-    preview_question = forms.CharField(
-        label="Sample question",
-        required=False,
-        max_length=settings.RAG_MAX_QUERY_LENGTH,
-        widget=forms.TextInput(attrs={"class": "vTextField"}),
-        help_text="Empty: a sample question about terminating an agreement.",
-    )
-    preview_passages = forms.CharField(
-        label="Sample passages",
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 4, "cols": 80}),
-        help_text=f"Source text to quote; separate passages with a line holding only {PASSAGE_SEPARATOR}. "
-        "Empty: one sample clause.",
-    )
-
-    class Meta:
-        model = PromptTemplate
-        fields = [
-            "response_style",
-            "citation_style",
-            "strictness",
-            "follow_up_count",
-            "system_prompt",
-            "user_prompt",
-            "instructions_block",
-        ]
-
-    def sample(self) -> tuple[str, list[str]]:
-        """The question and passages to preview with (the defaults for empty fields)."""
-        question = self.cleaned_data.get("preview_question", "").strip() or SAMPLE_QUESTION
-        text = self.cleaned_data.get("preview_passages", "")
-        passages = [
-            "\n".join(block).strip()
-            for block in _split(text.splitlines(), PASSAGE_SEPARATOR)
-            if "\n".join(block).strip()
-        ]
-        return question, passages or [SAMPLE_PASSAGE]
-
-
-def _split(lines: list[str], separator: str) -> list[list[str]]:
-    blocks: list[list[str]] = [[]]
-    for line in lines:
-        if line.strip() == separator:
-            blocks.append([])
-        else:
-            blocks[-1].append(line)
-    return blocks
+        return admin_pages.compare_links(obj, site_name=self.admin_site.name)
 
 
 BUILTIN_CHANGE_WARNING = (
@@ -250,16 +184,7 @@ class PromptTemplateAdmin(admin.ModelAdmin):
             template = PromptTemplate()
         else:
             template = self._template_or_404(request, object_id)
-        preview = None
-        if request.method == "POST":
-            form = PromptPreviewForm(request.POST, instance=template)
-            if form.is_valid():  # fills `template` in memory only: it is never saved here
-                question, passages = form.sample()
-                preview = prompt_preview(template, question=question, passages=passages)
-        else:
-            form = PromptPreviewForm(instance=template, initial={"preview_question": SAMPLE_QUESTION})
-            if template.pk is not None:  # saved, so valid: show its preview at once
-                preview = prompt_preview(template)
+        form, preview = admin_pages.preview_state(request, template)
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
@@ -274,39 +199,12 @@ class PromptTemplateAdmin(admin.ModelAdmin):
         """The changes of a version: against the version before it (default) or the template as it is
         now, as a unified or side-by-side diff of each field."""
         template = self._template_or_404(request, object_id)
-        versions = list(selectors.template_versions_of(template=template))
-        by_number = {version.version: version for version in versions}
-        try:
-            chosen = by_number[int(request.GET.get("version", template.version))]
-        except (KeyError, ValueError):
-            chosen = versions[0] if versions else None
-        against = "current" if request.GET.get("against") == "current" else "previous"
-        layout = "side_by_side" if request.GET.get("layout") == "side_by_side" else "unified"
-        diffs, old_label, new_label = [], "", ""
-        if chosen is not None:
-            if against == "current":
-                old, new = chosen.snapshot, template.snapshot()
-                old_label, new_label = f"version {chosen.version}", f"current (version {template.version})"
-            else:
-                previous = by_number.get(chosen.version - 1)
-                old = previous.snapshot if previous else {}
-                new = chosen.snapshot
-                old_label = f"version {previous.version}" if previous else "nothing (first version)"
-                new_label = f"version {chosen.version}"
-            diffs = diffing.snapshot_diff(old, new)
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
             "original": template,
             "title": f"Changes of {template.template_id}",
-            "versions": versions,
-            "chosen": chosen,
-            "against": against,
-            "layout": layout,
-            "old_label": old_label,
-            "new_label": new_label,
-            "changed": [diff for diff in diffs if diff.changed],
-            "unchanged": [diff.label for diff in diffs if not diff.changed],
+            **admin_pages.diff_context(template, request.GET),
         }
         return TemplateResponse(request, "admin/templates_admin/prompttemplate/diff.html", context)
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rag.models import AnswerExport, AuditLog
+from rag.models import AnswerExport, AuditLog, RankingWeights
+from rag.services import ranking_weights_set
 from templates_admin.models import PromptTemplate
 from templates_admin.services import template_create
 from tenants.models import ApiKey, Role
@@ -49,6 +50,17 @@ def make_answer_export(tenant, marker: str) -> AnswerExport:
     )
 
 
+def make_ranking_weights(tenant, marker: str) -> RankingWeights:
+    # The row has no text of its own: the marker is the name of the user who tuned it.
+    return ranking_weights_set(
+        tenant=tenant,
+        similarity_weight=0.5,
+        recency_weight=0.3,
+        trust_weight=0.2,
+        updated_by=MembershipFactory(tenant=tenant, user__username=marker).user,
+    )
+
+
 # One maker per model registered on the tenant site: the sweep test refuses a model without one,
 # so a model admin added later cannot escape it.
 MAKERS = {
@@ -56,6 +68,7 @@ MAKERS = {
     PromptTemplate: make_template,
     ApiKey: make_api_key,
     AnswerExport: make_answer_export,
+    RankingWeights: make_ranking_weights,
 }
 
 # Valid add-form data per model (the sweep adds a forged `tenant` to it).
