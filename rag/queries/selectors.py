@@ -56,3 +56,34 @@ def query_history_get(*, tenant, caller: Caller, request_id: str) -> AuditLog:
     if row is None:
         raise NotFound("Query not found.")
     return row
+
+
+THREAD_TURNS = 20
+
+
+def answer_get(*, tenant, caller: Caller, request_id: str) -> AuditLog:
+    """A stored answer the caller may open at /ask/<request_id>: their own, or, for the firm's
+    admins, anyone's in the firm (as the audit log shows them). Dry runs are not answers."""
+    rows = audit_search(tenant=tenant, request_id=str(request_id)).exclude(status="dry_run")
+    if not caller.is_admin:
+        rows = rows.filter(user_id=caller.user_id, api_key_prefix=caller.api_key_prefix)
+    row = rows.defer(None).first()
+    if row is None or "\x00" in str(request_id):
+        raise NotFound("Query not found.")
+    return row
+
+
+def answer_thread(*, tenant, row: AuditLog) -> list[AuditLog]:
+    """The conversation `row` belongs to, up to and including it (oldest first, at most
+    THREAD_TURNS): the same asker's earlier turns with the same conversation id."""
+    if not row.conversation_id:
+        return [row]
+    rows = (
+        audit_search(tenant=tenant, conversation_id=row.conversation_id)
+        .filter(user_id=row.user_id, api_key_prefix=row.api_key_prefix, created_at__lte=row.created_at)
+        .exclude(status="dry_run")
+        .exclude(pk=row.pk)
+        .defer(None)
+        .order_by("-created_at", "-pk")[: THREAD_TURNS - 1]
+    )
+    return [*reversed(list(rows)), row]

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import exports, views
+from . import answers, exports, views
 
 app_name = "web"
 
@@ -13,6 +13,7 @@ urlpatterns = [
     path("documents/<int:document_id>/", views.document, name="document"),
     path("ask/", views.ask, name="ask"),
     path("history/", views.history, name="history"),
+    path("ask/<str:request_id>/", answers.answer, name="answer"),
     path("ask/<str:request_id>/memo.docx", exports.answer_docx, name="answer-docx"),
     path("ask/<str:request_id>/citations.txt", exports.answer_text, name="answer-text"),
     path(

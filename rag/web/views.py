@@ -127,8 +127,28 @@ def document(request, document_id: int):
         starts = reading.page_starts(found, chunks.values_list("page_start", "char_start"))
         views = reading.pages(found.text, starts, _mark(request, len(found.text)))
         flagged = reading.flagged_passages(chunks.exclude(injection_flags=[]))
-    context = _context(request, document=found, pages=views, readable=readable, flagged=flagged)
+    context = _context(
+        request,
+        document=found,
+        pages=views,
+        readable=readable,
+        flagged=flagged,
+        back_to_answer=_answer_link(request),
+    )
     return render(request, "web/document.html", context)
+
+
+def _answer_link(request) -> str | None:
+    """/ask/<id>/ of the answer whose citation opened this page (`?answer=`), when the user may
+    open that answer; None otherwise."""
+    request_id = _lookup_text(request.GET.get("answer", ""))
+    if not request_id:
+        return None
+    caller = request.caller
+    found = _found(
+        lambda: query_selectors.answer_get(tenant=caller.tenant, caller=caller, request_id=request_id)
+    )
+    return reverse("web:answer", args=[found.request_id]) if found else None
 
 
 @tenant_page
@@ -147,7 +167,13 @@ def ask(request):
         if row is None:
             return _not_found(request)
         rerun = {"query": row.query, "options": row.options or {}}
-    context = _context(
+    return render(request, "web/ask.html", ask_context(request, rerun=rerun))
+
+
+def ask_context(request, **extra) -> dict:
+    """The ask page's context: the form's choices and limits, plus `extra`."""
+    tenant = request.caller.tenant
+    return _context(
         request,
         cases=selectors.case_list(tenant=tenant),
         templates=template_list(tenant=tenant),
@@ -158,10 +184,9 @@ def ask(request):
         default_top_k=settings.RAG_DEFAULT_TOP_K,
         max_query_length=settings.RAG_MAX_QUERY_LENGTH,
         max_reasoning_depth=MAX_REASONING_DEPTH,
-        rerun=rerun,
         initial_query=request.GET.get("q", ""),
+        **extra,
     )
-    return render(request, "web/ask.html", context)
 
 
 @tenant_page

@@ -61,13 +61,20 @@
     }
   }
 
-  function passageUrl(citation) {
-    const range = citation.char_end > citation.char_start ? `?start=${citation.char_start}&end=${citation.char_end}` : "";
-    return `/documents/${citation.document_id}/${range}#passage`;
+  // The cited passage in its document; `requestId` gives the document page its "Back to the answer".
+  function passageUrl(citation, requestId) {
+    const params = new URLSearchParams();
+    if (citation.char_end > citation.char_start) {
+      params.set("start", citation.char_start);
+      params.set("end", citation.char_end);
+    }
+    if (requestId) params.set("answer", requestId);
+    const query = params.toString();
+    return `/documents/${citation.document_id}/${query ? `?${query}` : ""}#passage`;
   }
 
   // The answer text with each [marker] that names a citation turned into a link to it.
-  function answerParagraph(text, citations) {
+  function answerParagraph(text, citations, prefix = "") {
     const byMarker = new Map();
     for (const c of citations) {
       byMarker.set(String(c.citation_id), c);
@@ -79,7 +86,7 @@
       const citation = byMarker.get(match[1]);
       if (!citation) continue;
       p.append(text.slice(last, match.index));
-      p.append(el("a", { href: `#cite-${citation.citation_id}`, class: "marker", title: citation.title, text: match[0] }));
+      p.append(el("a", { href: `#${prefix}cite-${citation.citation_id}`, class: "marker", title: citation.title, text: match[0] }));
       last = match.index + match[0].length;
     }
     p.append(text.slice(last));
@@ -155,7 +162,7 @@
       const list = el("ol", { class: "citations" });
       for (const c of citations) {
         list.append(el("li", { id: `cite-${c.citation_id}`, value: /^\d+$/.test(c.citation_id) ? c.citation_id : null },
-          el("a", { href: passageUrl(c), class: "citation-link", text: c.title }),
+          el("a", { href: passageUrl(c, result.request_id), class: "citation-link", text: c.title }),
           el("span", { class: "muted", text: ` · page ${c.page}${c.page_end && c.page_end !== c.page ? `–${c.page_end}` : ""}` }),
           el("blockquote", { text: c.snippet }),
           el("span", { class: "muted small", text: `similarity ${score(c.similarity_score)} · rank ${score(c.rank_score)}${c.redacted ? " · redacted" : ""}` })));
@@ -265,17 +272,93 @@
     answerBox.replaceChildren(el("p", { class: "error", role: "alert", text: Lexrag.errorText(result) }));
   }
 
-  async function pollJob(pollUrl, started) {
+  async function pollJob(pollUrl, started, query) {
     for (;;) {
       const result = await Lexrag.api(pollUrl);
       if (!result.ok) return showError(result);
       const job = result.body;
-      if (job.status === "succeeded") return render(job.result);
+      if (job.status === "succeeded") {
+        render(job.result);
+        return answered(query, job.result);
+      }
       if (job.status === "failed") return showError({ status: (job.error && job.error.status) || 500, body: job.error });
       statusLine.textContent = `${job.status === "queued" ? "Queued" : "Working"}… ${((performance.now() - started) / 1000).toFixed(0)} s`;
       await Lexrag.sleep(1000);
     }
   }
+
+  // --- The conversation: earlier turns above the latest answer, each at its own address ------
+
+  const threadList = document.getElementById("thread");
+  const threadBar = document.getElementById("thread-bar");
+  const conversation = { id: "", earlier: 0 };
+  let current = null; // the turn shown in #answer: { query, result }
+
+  function newConversationId() {
+    const random = window.crypto && crypto.randomUUID ? crypto.randomUUID() : `${Date.now()}-${Math.random()}`;
+    return `conv_${random.replace(/-/g, "")}`;
+  }
+
+  // An earlier turn, compact: the question, the answer with its markers, the sources.
+  function turnView(turn, index) {
+    const prefix = `t${index}-`;
+    const result = turn.result || {};
+    const citations = result.citations || [];
+    const item = el("li", { class: "turn", "data-request-id": result.request_id || "" },
+      el("p", { class: "turn-question" }, el("strong", { text: "Q: " }), turn.query));
+    if (turn.askedBy) item.append(el("p", { class: "muted small", text: `Asked by ${turn.askedBy}` }));
+    if (result.answer) item.append(answerParagraph(result.answer, citations, prefix));
+    else item.append(el("p", { class: "notice", text: result.message || (turn.errorType ? `Failed: ${turn.errorType}` : "No answer.") }));
+    if (citations.length) {
+      const list = el("ol", { class: "citations compact" });
+      for (const c of citations) {
+        list.append(el("li", { id: `${prefix}cite-${c.citation_id}`, value: /^\d+$/.test(c.citation_id) ? c.citation_id : null },
+          el("a", { href: passageUrl(c, result.request_id), class: "citation-link", text: c.title }),
+          el("span", { class: "muted", text: ` · page ${c.page}` })));
+      }
+      item.append(list);
+    }
+    if (result.request_id) item.append(el("p", { class: "muted small" }, el("a", { href: `/ask/${encodeURIComponent(result.request_id)}/`, text: "Open this answer" })));
+    return item;
+  }
+
+  function showThreadBar() {
+    threadBar.hidden = !current && conversation.earlier === 0;
+    threadBar.querySelector(".count").textContent = conversation.earlier
+      ? `Conversation: ${conversation.earlier} earlier question${conversation.earlier === 1 ? "" : "s"} above; follow-ups keep their context.`
+      : "Follow-up questions keep this answer's context.";
+  }
+
+  // A new answer arrived: the one shown moves up into the thread, the address becomes the answer's.
+  function answered(query, result) {
+    if (current) {
+      threadList.append(turnView(current, conversation.earlier));
+      conversation.earlier += 1;
+    }
+    current = { query, result };
+    answerBox.prepend(el("p", { class: "turn-question" }, el("strong", { text: "Q: " }), query));
+    showThreadBar();
+    if (result.request_id && !result.dry_run) {
+      const url = `/ask/${encodeURIComponent(result.request_id)}/`;
+      if (window.location.pathname !== url) history.pushState({ requestId: result.request_id }, "", url);
+    }
+  }
+
+  function newConversation() {
+    threadList.replaceChildren();
+    conversation.id = "";
+    conversation.earlier = 0;
+    current = null;
+    answerBox.hidden = true;
+    answerBox.replaceChildren();
+    form.elements.query.value = "";
+    showThreadBar();
+    history.pushState({}, "", "/ask/");
+    form.elements.query.focus();
+  }
+  document.getElementById("new-conversation").addEventListener("click", newConversation);
+  // Back and Forward between answers: the server renders each address.
+  window.addEventListener("popstate", () => window.location.reload());
 
   // The question's length as the API counts it (spaces collapsed), against its limit: shown as
   // the user types, and a question over the limit is refused here with the API's own words.
@@ -308,6 +391,8 @@
   }
 
   async function send(body) {
+    if (!conversation.id) conversation.id = newConversationId();
+    body.conversation_id = conversation.id;
     button.disabled = true;
     answerBox.hidden = true;
     const started = performance.now();
@@ -316,8 +401,11 @@
       const result = await Lexrag.api("/api/v1/rag/query", { method: "POST", body });
       clearInterval(ticker);
       if (!result.ok) showError(result);
-      else if (result.status === 202 || result.body.poll_url) await pollJob(result.body.poll_url, started);
-      else render(result.body);
+      else if (result.status === 202 || result.body.poll_url) await pollJob(result.body.poll_url, started, body.query);
+      else {
+        render(result.body);
+        answered(body.query, result.body);
+      }
     } finally {
       clearInterval(ticker);
       statusLine.textContent = "";
@@ -326,6 +414,26 @@
   }
 
   form.addEventListener("submit", submit);
+  // At /ask/<request_id>/: the stored answer with the conversation's earlier turns, ready for a
+  // follow-up (when the conversation is the viewer's own; an admin reading another's starts anew).
+  const thread = JSON.parse(document.getElementById("thread-data").textContent);
+  if (thread && thread.turns && thread.turns.length) {
+    const turns = thread.turns;
+    turns.slice(0, -1).forEach((turn, index) => {
+      threadList.append(turnView({ query: turn.query, result: turn.result, errorType: turn.error_type, askedBy: turn.asked_by }, index));
+    });
+    conversation.earlier = turns.length - 1;
+    conversation.id = thread.own ? thread.conversation_id : "";
+    const last = turns[turns.length - 1];
+    fillForm({ query: "", options: last.options });
+    if (last.result) render(last.result);
+    else showError({ status: 500, body: { message: `This question failed (${last.error_type || "error"}); ask it again.` } });
+    if (last.asked_by) answerBox.prepend(el("p", { class: "notice", text: `Asked by ${last.asked_by}: “${last.query}”` }));
+    else answerBox.prepend(el("p", { class: "turn-question" }, el("strong", { text: "Q: " }), last.query));
+    current = { query: last.query, result: last.result || {} };
+    showThreadBar();
+    updateCounter();
+  }
   const rerun = JSON.parse(document.getElementById("rerun-data").textContent);
   if (rerun) {
     fillForm(rerun);
