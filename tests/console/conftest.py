@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from rag.models import AuditLog
+from rag.ingest.service import DocumentFields, document_upload
+from rag.models import AuditLog, Case, Document
+from rag.services import case_create
 from templates_admin.models import PromptTemplate
 from templates_admin.services import template_create
 from tenants.models import ApiKey, Role
 from tenants.services import api_key_create
 from tests.factories import MembershipFactory
+from tests.rag.conftest import _media_in_tmp  # noqa: F401  (autouse: stored files go to a tmp dir)
 
 # Text that only the other firm's rows contain: no page of the first firm may show it.
 OTHER_MARKER = "globexsecretmarker"
@@ -43,9 +46,24 @@ def make_api_key(tenant, marker: str) -> ApiKey:
     return api_key_create(tenant=tenant, name=f"key {marker}", role=Role.MEMBER)[0]
 
 
+def make_case(tenant, marker: str) -> Case:
+    return case_create(tenant=tenant, name=f"Case {marker}", client=f"Client {marker}")
+
+
+def make_document(tenant, marker: str) -> Document:
+    """A stored, queued document (not ingested) in a case of its own, all named by `marker`."""
+    case = make_case(tenant, f"{marker} docs")
+    content = f"The {marker} agreement.".encode()
+    fields = DocumentFields(title=f"Doc {marker}")
+    return document_upload(
+        tenant=tenant, case=case, filename=f"{marker}.txt", content=content, fields=fields, enqueue=False
+    ).document
+
+
 # One maker per model registered on the tenant site: the sweep test refuses a model without one,
 # so a model admin added later cannot escape it.
 MAKERS = {AuditLog: make_audit_row, PromptTemplate: make_template, ApiKey: make_api_key}
+MAKERS |= {Case: make_case, Document: make_document}
 
 # Valid add-form data per model (the sweep adds a forged `tenant` to it).
 ADD_DATA = {
@@ -64,6 +82,7 @@ ADD_DATA = {
         "versions-INITIAL_FORMS": "0",
     },
     ApiKey: {"name": "forged key", "role": "member"},
+    Case: {"name": "Forged case", "client": "", "description": ""},
 }
 
 
