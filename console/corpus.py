@@ -306,7 +306,7 @@ class ConsoleDocumentAdmin(ActiveTenantForms, TenantScopedAdmin):
     def reindex(self, request, queryset):
         tenant = self.active_tenant(request)
         queued = 0
-        for document in queryset:  # one by one: a full ingest queue stops the rest, said per document
+        for document in queryset:  # a full ingest queue refuses one, said so; the rest are still tried
             try:
                 ingest.document_reindex(tenant=tenant, document_id=document.pk)
             except TooManyIngestJobs as exc:
@@ -320,6 +320,7 @@ class ConsoleDocumentAdmin(ActiveTenantForms, TenantScopedAdmin):
         is filtered on one case)."""
         case_id = request.GET.get("case__id__exact", "")
         upload_url = reverse("web:cases")
-        if case_id.isdigit() and selectors.case_list(tenant=self.active_tenant(request)).filter(pk=case_id):
+        own_cases = selectors.case_list(tenant=self.active_tenant(request))
+        if case_id.isdigit() and own_cases.filter(pk=case_id).exists():
             upload_url = reverse("web:case", args=[int(case_id)])
         return super().changelist_view(request, {**(extra_context or {}), "upload_url": upload_url})

@@ -114,6 +114,7 @@ def test_the_document_page_shows_state_read_only_and_never_the_text(console, rea
     }
     page = response.content.decode()
     assert ready.sha256 in page and "Ready" in page
+    assert '"/admin/' not in page  # links stay on this site
     assert ready.text[:60] not in page
 
 
