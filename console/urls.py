@@ -2,7 +2,7 @@
 
 from console import simulation, tuning  # noqa: F401  (ranking weights and the dry run)
 
-from . import admins, exports  # noqa: F401
+from . import admins, corpus, exports  # noqa: F401  (corpus: cases and documents)
 from .site import site
 
 __all__ = ["site"]

@@ -20,6 +20,7 @@ from tenants.api_base import MAX_JSON_DEPTH, TenantApiView, json_problem
 from tenants.models import Role
 
 from .. import selectors
+from ..ingest import edit
 from ..ingest import service as ingest
 from ..models import DocType, DocumentStatus, Sensitivity, SourceType
 from .common import Pagination, error_response, paginated
@@ -104,6 +105,17 @@ class AllDocumentFilterSerializer(DocumentFilterSerializer):
     case_id = serializers.IntegerField(required=False, min_value=1)
 
 
+def _metadata_object(parsed) -> dict:
+    """Parsed metadata as it may be stored, else the serializer's ValidationError."""
+    if not isinstance(parsed, dict):
+        raise serializers.ValidationError("Must be a JSON object.")
+    # Stored as jsonb: no NUL, no unpaired surrogate, no absurd depth.
+    problem = json_problem(parsed, allow_nul=False)
+    if problem:
+        raise serializers.ValidationError(f"Not accepted: {problem}")
+    return parsed
+
+
 def _documents_page(view, **filters):
     documents = selectors.document_list(tenant=view.tenant, **filters)
     return paginated(view, documents, DocumentOutputSerializer)
@@ -166,13 +178,7 @@ class CaseDocumentsApi(TenantApiView):
                 raise serializers.ValidationError("Not valid JSON.") from exc
             except RecursionError:
                 raise serializers.ValidationError(f"Nested deeper than {MAX_JSON_DEPTH} levels.") from None
-            if not isinstance(parsed, dict):
-                raise serializers.ValidationError("Must be a JSON object.")
-            # Stored as jsonb: no NUL, no unpaired surrogate, no absurd depth.
-            problem = json_problem(parsed, allow_nul=False)
-            if problem:
-                raise serializers.ValidationError(f"Not accepted: {problem}")
-            return parsed
+            return _metadata_object(parsed)
 
     class OutputSerializer(serializers.Serializer):
         documents = UploadedDocumentOutputSerializer(many=True)
@@ -246,9 +252,26 @@ class CaseDocumentsApi(TenantApiView):
 
 
 class DocumentDetailApi(TenantApiView):
-    """GET: a document's metadata and ingestion state. DELETE: remove it (member or above)."""
+    """GET: a document's metadata and ingestion state. PATCH: change its descriptive fields.
+    DELETE: remove it (member or above)."""
 
-    required_role = {"DELETE": Role.MEMBER}
+    required_role = {"PATCH": Role.MEMBER, "DELETE": Role.MEMBER}
+
+    class InputSerializer(serializers.Serializer):
+        # Every field optional: PATCH changes what is sent (rag.ingest.edit.document_update).
+        title = serializers.CharField(max_length=300, required=False)
+        case_id = serializers.IntegerField(
+            min_value=1, required=False, help_text="File the document under another case of the tenant."
+        )
+        source_type = serializers.ChoiceField(choices=SourceType.choices, required=False)
+        doc_type = serializers.ChoiceField(choices=DocType.choices, required=False)
+        jurisdiction = serializers.CharField(max_length=100, required=False, allow_blank=True)
+        document_date = serializers.DateField(required=False, allow_null=True)
+        sensitivity = serializers.ChoiceField(choices=Sensitivity.choices, required=False)
+        metadata = serializers.JSONField(required=False, help_text='A JSON object, e.g. {"party": "Acme"}.')
+
+        def validate_metadata(self, value) -> dict:
+            return _metadata_object(value)
 
     @extend_schema(
         operation_id="rag_documents_retrieve",
@@ -257,6 +280,36 @@ class DocumentDetailApi(TenantApiView):
     )
     def get(self, request, document_id: int):
         document = selectors.document_get(tenant=self.tenant, document_id=document_id)
+        return Response(DocumentOutputSerializer(document).data)
+
+    @extend_schema(
+        operation_id="rag_documents_partial_update",
+        parameters=[_DOCUMENT_ID],
+        request=InputSerializer,
+        responses={
+            200: DocumentOutputSerializer,
+            403: error_response(
+                "Role below member, or a member changing a confidential document's sensitivity "
+                "(admins and owners only)."
+            ),
+            404: error_response("No such document, or no such case for case_id, in this tenant."),
+            409: error_response("The case named by case_id already holds the same file."),
+        },
+        description=(
+            "Changes the fields sent. A title given here is kept on reindexing. Search and cached "
+            "answers see the change at once (passages are updated in the same transaction)."
+        ),
+        examples=[OpenApiExample("Reclassify", value={"doc_type": "contract"}, request_only=True)],
+    )
+    def patch(self, request, document_id: int):
+        payload = self.InputSerializer(data=request.data, partial=True)
+        payload.is_valid(raise_exception=True)
+        document = edit.document_update(
+            tenant=self.tenant,
+            document_id=document_id,
+            data=payload.validated_data,
+            reads_all_confidential=self.credential.has_role(Role.ADMIN),
+        )
         return Response(DocumentOutputSerializer(document).data)
 
     @extend_schema(

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from rag.models import AnswerExport, AuditLog, RankingWeights
-from rag.services import ranking_weights_set
+from rag.ingest.service import DocumentFields, document_upload
+from rag.models import AnswerExport, AuditLog, Case, Document, RankingWeights
+from rag.services import case_create, ranking_weights_set
 from templates_admin.models import PromptTemplate
 from templates_admin.services import template_create
 from tenants.models import ApiKey, Role
 from tenants.services import api_key_create
 from tests.factories import MembershipFactory
+from tests.rag.conftest import _media_in_tmp  # noqa: F401  (autouse: stored files go to a tmp dir)
 
 # Text that only the other firm's rows contain: no page of the first firm may show it.
 OTHER_MARKER = "globexsecretmarker"
@@ -61,6 +63,20 @@ def make_ranking_weights(tenant, marker: str) -> RankingWeights:
     )
 
 
+def make_case(tenant, marker: str) -> Case:
+    return case_create(tenant=tenant, name=f"Case {marker}", client=f"Client {marker}")
+
+
+def make_document(tenant, marker: str) -> Document:
+    """A stored, queued document (not ingested) in a case of its own, all named by `marker`."""
+    case = make_case(tenant, f"{marker} docs")
+    content = f"The {marker} agreement.".encode()
+    fields = DocumentFields(title=f"Doc {marker}")
+    return document_upload(
+        tenant=tenant, case=case, filename=f"{marker}.txt", content=content, fields=fields, enqueue=False
+    ).document
+
+
 # One maker per model registered on the tenant site: the sweep test refuses a model without one,
 # so a model admin added later cannot escape it.
 MAKERS = {
@@ -69,6 +85,8 @@ MAKERS = {
     ApiKey: make_api_key,
     AnswerExport: make_answer_export,
     RankingWeights: make_ranking_weights,
+    Case: make_case,
+    Document: make_document,
 }
 
 # Valid add-form data per model (the sweep adds a forged `tenant` to it).
@@ -88,6 +106,7 @@ ADD_DATA = {
         "versions-INITIAL_FORMS": "0",
     },
     ApiKey: {"name": "forged key", "role": "member"},
+    Case: {"name": "Forged case", "client": "", "description": ""},
 }
 
 

@@ -241,6 +241,9 @@ PROBES: dict[str, Probe] = {
         params=lambda a, b: {"case_id": b.case_id, "q": b.marker},
     ),
     "GET /api/v1/rag/documents/{document_id}": Probe("bravo's document"),
+    "PATCH /api/v1/rag/documents/{document_id}": Probe(
+        "retitle bravo's document", body=lambda a, b: {"title": "Retitled by another tenant"}
+    ),
     "DELETE /api/v1/rag/documents/{document_id}": Probe("delete bravo's document"),
     "POST /api/v1/rag/documents/{document_id}/reindex": Probe("reindex bravo's document"),
     # Questions.
