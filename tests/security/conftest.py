@@ -170,7 +170,12 @@ def _populate(data: TenantData, suffix: str) -> None:
     )
     assert response.status_code == 201, response.content
 
-    response = member.post("/api/v1/rag/query", {"query": QUESTION, "use_cache": False}, format="json")
+    data.extra["conversation_id"] = f"conv_{data.label}_{data.marker}"
+    response = member.post(
+        "/api/v1/rag/query",
+        {"query": QUESTION, "use_cache": False, "conversation_id": data.extra["conversation_id"]},
+        format="json",
+    )
     assert response.status_code == 200, response.content
     assert data.marker in (response.json()["answer"] or ""), response.json()
     data.request_id = response.json()["request_id"]

@@ -99,6 +99,15 @@ PATH_PARAMS: dict[str, PathParam] = {
         missing="req_00000000000000000000000000000000",
         owner_read=lambda b: (Role.MEMBER, f"/api/v1/rag/queries/{b.request_id}"),
     ),
+    "conversation_id": PathParam(
+        foreign=lambda b: b.extra["conversation_id"],
+        own=lambda a: a.extra["conversation_id"],
+        missing="conv_00000000000000000000000000000000",
+        owner_read=lambda b: (
+            Role.MEMBER,
+            f"/api/v1/rag/queries?conversation_id={b.extra['conversation_id']}",
+        ),
+    ),
     "key_id": PathParam(
         foreign=lambda b: b.key_ids[Role.VIEWER],
         own=lambda a: a.key_ids[Role.VIEWER],
@@ -252,6 +261,8 @@ PROBES: dict[str, Probe] = {
         "alpha's history; bravo's request id is not in it", params=lambda a, b: {"q": b.marker}
     ),
     "GET /api/v1/rag/queries/{request_id}": Probe("bravo's question"),
+    "GET /api/v1/rag/queries/{request_id}/export": Probe("bravo's answer as a memo"),
+    "GET /api/v1/rag/conversations/{conversation_id}/export": Probe("bravo's conversation as a memo"),
     "POST /api/v1/rag/query": Probe(
         "the look-alike question, restricted to bravo's case and document ids",
         body=lambda a, b: {
@@ -474,6 +485,24 @@ WEB_PROBES: dict[str, WebProbe] = {
         lambda c, a, b: c.get("/ask/", {"rerun": b.request_id}),
         404,
         control=lambda c, a: c.get("/ask/", {"rerun": _asked_in_session(c)}),
+    ),
+    "answer": WebProbe(
+        lambda c, a, b: c.get(f"/ask/{b.request_id}/"),
+        404,
+        control=lambda c, a: c.get(f"/ask/{_asked_in_session(c)}/"),
+    ),
+    "answer-docx": WebProbe(
+        lambda c, a, b: c.get(f"/ask/{b.request_id}/memo.docx"),
+        404,
+        control=lambda c, a: c.get(f"/ask/{_asked_in_session(c)}/memo.docx"),
+    ),
+    "answer-text": WebProbe(
+        lambda c, a, b: c.get(f"/ask/{b.request_id}/citations.txt"),
+        404,
+        control=lambda c, a: c.get(f"/ask/{_asked_in_session(c)}/citations.txt"),
+    ),
+    "conversation-docx": WebProbe(
+        lambda c, a, b: c.get(f"/conversations/{b.extra['conversation_id']}/memo.docx"), 404
     ),
     "history": WebProbe(
         lambda c, a, b: c.get("/history/", {"q": b.marker}), 200, echoed=lambda b: [b.marker]
