@@ -282,6 +282,25 @@ def conversation_questions(
     return [searched or query for searched, query in reversed(rows)]
 
 
+def conversation_cited_title(
+    *, tenant: Tenant, conversation_id: str, user_id: int | None, api_key_prefix: str = ""
+) -> str:
+    """The title of the one document the caller's latest answer in the conversation cited, or ""
+    when it cited none or several (then a follow-up's "it" names no single document)."""
+    latest = (
+        audit_list(tenant=tenant)
+        .filter(conversation_id=conversation_id, user_id=user_id, api_key_prefix=api_key_prefix)
+        .filter(status="answered")
+        .order_by("-created_at", "-pk")
+        .values_list("documents_used", flat=True)
+        .first()
+    )
+    if not latest or len(set(latest)) != 1:
+        return ""
+    document = owned_list(Document, tenant=tenant).filter(pk=next(iter(latest))).only("title").first()
+    return document.title if document else ""
+
+
 # --- Admin API: ranking weights row, audit search ----------------------------------------------
 
 # The boolean flags an audit row's `flags` records (rag.pipeline.result.flags); `audit_search(flag=)`

@@ -23,10 +23,16 @@ _ANAPHORA = re.compile(
 SHORT_QUESTION_WORDS = 6
 
 
-def rewrite_follow_up(question: str, earlier: list[str]) -> str:
+# A follow-up that looks beyond the document discussed ("Which other contracts…?").
+_ELSEWHERE = re.compile(r"\b(other|another|else|any (agreement|contract|document)s?|all)\b", re.I)
+
+
+def rewrite_follow_up(question: str, earlier: list[str], cited_title: str = "") -> str:
     """`question` completed from `earlier` questions (oldest first) when it is a follow-up.
 
-    - No document named, but an earlier turn named one → "In <that document>, <question>".
+    - No document named, but an earlier turn named one → "In <that document>, <question>"; when
+      no earlier question named one either, a follow-up about "it" / "the agreement" is about the
+      one document the latest answer cited (`cited_title`), unless it asks about other documents.
     - No clause type named, phrased as a follow-up (pronoun/"the clause" or very short), and an
       earlier turn asked about a clause type → "<question> (regarding <clause type>)".
     """
@@ -38,6 +44,8 @@ def rewrite_follow_up(question: str, earlier: list[str]) -> str:
         reference = next(
             (ref for ref in (split_reference(q).reference for q in reversed(earlier)) if ref), ""
         )
+        if not reference and cited_title and follow_up and not _ELSEWHERE.search(question):
+            reference = cited_title
         if reference:
             rewritten = f"In {reference}, {rewritten[:1].lower()}{rewritten[1:]}"
     if follow_up and not legal_terms.clause_types(question):
@@ -65,7 +73,13 @@ class EnhanceQueryStage:
                 api_key_prefix=ctx.api_key_prefix,
                 limit=HISTORY_TURNS,
             )
-            ctx.search_query = rewrite_follow_up(question, ctx.conversation)
+            cited_title = selectors.conversation_cited_title(
+                tenant=ctx.tenant,
+                conversation_id=ctx.config.conversation_id,
+                user_id=ctx.user_id,
+                api_key_prefix=ctx.api_key_prefix,
+            )
+            ctx.search_query = rewrite_follow_up(question, ctx.conversation, cited_title)
         ctx.note(
             self.name,
             rewritten=ctx.search_query != question,

@@ -215,6 +215,52 @@ def test_rewrite_follow_up(question, earlier, expected):
     assert rewrite_follow_up(question, earlier) == expected
 
 
+SUPPLY = "Supply Agreement — Ewsd / Gridiron"
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        # "it" after an answer that cited one document: that document.
+        (
+            "Does it survive termination?",
+            "In Supply Agreement — Ewsd / Gridiron, does it survive termination?",
+        ),
+        (
+            "Which law governs the agreement?",
+            "In Supply Agreement — Ewsd / Gridiron, which law governs the agreement?",
+        ),
+        # Asking beyond it, or naming a document: left as asked.
+        ("Which other contracts have such a clause?", "Which other contracts have such a clause?"),
+        ("What is the rent in the Initech lease?", "What is the rent in the Initech lease?"),
+    ],
+)
+def test_a_follow_up_is_about_the_document_the_last_answer_cited(question, expected):
+    earlier = ["When may the agreement be terminated?"]  # names no document itself
+    assert rewrite_follow_up(question, earlier, SUPPLY) == expected
+
+
+@pytest.mark.django_db
+def test_enhance_takes_the_cited_document_from_the_latest_answer(tenant, member, case, upload):
+    document = upload(case, "contract.txt", title=SUPPLY).document
+    AuditLog.objects.create(
+        tenant=tenant, request_id="r1", user=member, conversation_id="conv-9", status="answered",
+        query="When may the agreement be terminated?", documents_used=[document.pk], latency_ms=1.0,
+    )  # fmt: skip
+    ctx, stage = prepare(
+        tenant, "Does it survive?", until="enhance", conversation_id="conv-9", user_id=member.pk
+    )
+    assert stage.run(ctx).search_query == f"In {document.title}, does it survive?"
+    AuditLog.objects.create(
+        tenant=tenant, request_id="r2", user=member, conversation_id="conv-9", status="answered",
+        query="Which mention delivery?", documents_used=[document.pk, document.pk + 1], latency_ms=1.0,
+    )  # fmt: skip
+    ctx, stage = prepare(
+        tenant, "Does it survive?", until="enhance", conversation_id="conv-9", user_id=member.pk
+    )
+    assert stage.run(ctx).search_query == "Does it survive?"  # several documents cited: none assumed
+
+
 @pytest.mark.django_db
 def test_enhance_without_a_conversation_searches_the_question_as_asked(tenant):
     ctx, stage = prepare(tenant, until="enhance")
