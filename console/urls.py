@@ -1,5 +1,7 @@
 """The tenant site with its model admins registered (importing `admins` registers them)."""
 
+import console.members  # noqa: F401
+
 from . import admins  # noqa: F401
 from .site import site
 

@@ -7,9 +7,9 @@ import pytest
 from rag.models import AuditLog
 from templates_admin.models import PromptTemplate
 from templates_admin.services import template_create
-from tenants.models import ApiKey, Role
+from tenants.models import ApiKey, Membership, Role
 from tenants.services import api_key_create
-from tests.factories import MembershipFactory
+from tests.factories import MembershipFactory, UserFactory
 
 # Text that only the other firm's rows contain: no page of the first firm may show it.
 OTHER_MARKER = "globexsecretmarker"
@@ -43,9 +43,14 @@ def make_api_key(tenant, marker: str) -> ApiKey:
     return api_key_create(tenant=tenant, name=f"key {marker}", role=Role.MEMBER)[0]
 
 
+def make_membership(tenant, marker: str) -> Membership:
+    return MembershipFactory(tenant=tenant, user=UserFactory(username=f"user-{marker}"), role=Role.MEMBER)
+
+
 # One maker per model registered on the tenant site: the sweep test refuses a model without one,
 # so a model admin added later cannot escape it.
 MAKERS = {AuditLog: make_audit_row, PromptTemplate: make_template, ApiKey: make_api_key}
+MAKERS[Membership] = make_membership
 
 # Valid add-form data per model (the sweep adds a forged `tenant` to it).
 ADD_DATA = {
@@ -65,6 +70,7 @@ ADD_DATA = {
     },
     ApiKey: {"name": "forged key", "role": "member"},
 }
+ADD_DATA[Membership] = {"identifier": "invitee@example.test", "role": "member"}
 
 
 @pytest.fixture
