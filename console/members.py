@@ -17,6 +17,7 @@ from django.contrib.admin.actions import delete_selected as django_delete_select
 from django.contrib.admin.utils import unquote
 from django.http import HttpResponseRedirect
 from django.urls import reverse
+from django.utils import formats, timezone
 
 from ragsite.exceptions import ApplicationError
 from tenants import services as tenant_services
@@ -25,6 +26,11 @@ from tenants.selectors import membership_list, membership_role_of
 
 from .scoped import TenantScopedAdmin
 from .site import site
+
+
+def _when(moment) -> str:
+    """A date and time as the admin's lists show them (read-only fields would print the raw value)."""
+    return formats.localize(timezone.localtime(moment)) if moment else "-"
 
 
 class WriteRefused(Exception):
@@ -120,11 +126,11 @@ class ConsoleMembershipAdmin(TenantScopedAdmin):
 
     @admin.display(description="Joined", ordering="created_at")
     def joined(self, obj):
-        return obj.created_at
+        return _when(obj.created_at)
 
     @admin.display(description="Last login", ordering="user__last_login")
     def last_login(self, obj):
-        return obj.user.last_login
+        return _when(obj.user.last_login)
 
     @admin.display(description="Status")
     def status(self, obj):
@@ -204,6 +210,9 @@ class ConsoleMembershipAdmin(TenantScopedAdmin):
             )
         except ApplicationError as exc:
             raise WriteRefused(exc) from exc
+
+    def add_view(self, request, form_url="", extra_context=None):
+        return super().add_view(request, form_url, {"title": "Invite a member", **(extra_context or {})})
 
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
         if request.method == "GET" and object_id:
