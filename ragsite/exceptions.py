@@ -158,3 +158,10 @@ class PromptInjectionDetected(InvalidQuery):
     default_message = (
         "The query looks like an attempt to override the assistant's instructions and was refused."
     )
+
+
+class MailUnavailable(ApplicationError):
+    """An e-mail (e.g. a member's invitation) could not be handed to the mail server (EMAIL_URL)."""
+
+    status_code = 503
+    default_message = "The e-mail could not be sent. Please try again."

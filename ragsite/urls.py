@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from console.urls import site as console_site
 from ragsite.apis import HealthApi, platform_metrics
 from ragsite.exception_handlers import json_404
+from tenants.views import InvitationAcceptView
 
 handler404 = "ragsite.exception_handlers.json_404"
 handler500 = "ragsite.exception_handlers.json_500"
@@ -28,5 +29,6 @@ urlpatterns = [
     re_path(r"^api/", json_404),
     path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/invitation/<uidb64>/<token>/", InvitationAcceptView.as_view(), name="invitation-accept"),
     path("", include("rag.web.urls")),
 ]

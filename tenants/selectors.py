@@ -49,6 +49,18 @@ def membership_list(*, tenant: Tenant) -> QuerySet[Membership]:
     return owned_list(Membership, tenant=tenant).select_related("user")
 
 
+def membership_get_by_id(*, tenant: Tenant, membership_id) -> Membership:
+    """One membership of `tenant` by id; `NotFound` if missing or another tenant's."""
+    return owned_get(Membership, tenant=tenant, pk=membership_id)
+
+
+def membership_role_of(*, tenant: Tenant, user) -> str | None:
+    """`user`'s role in `tenant`, or None when they are not a member (or not a saved user)."""
+    if user is None or user.pk is None:
+        return None
+    return owned_list(Membership, tenant=tenant).filter(user=user).values_list("role", flat=True).first()
+
+
 def api_key_list(*, tenant: Tenant) -> QuerySet[ApiKey]:
     return owned_list(ApiKey, tenant=tenant)
 

@@ -5,12 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import transaction
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from ragsite.exceptions import InvalidInput, NoActiveTenant, NotFound
+from ragsite.exceptions import Conflict, InvalidInput, NoActiveTenant, NotFound, PermissionDenied
 
 from . import selectors
+from .invitations import invitation_send
 from .models import ApiKey, Membership, Role, Tenant, hash_api_key_secret
 
 API_KEY_SCHEME = "lx"
@@ -44,6 +48,209 @@ def membership_set(*, tenant: Tenant, user, role: str = Role.MEMBER) -> Membersh
     membership.role = role
     membership.full_clean()
     membership.save()
+    return membership
+
+
+# --- Members and roles ----------------------------------------------------------------------------
+# The rules, here only, so the console and any REST API apply the same ones:
+#   * only an admin or owner of the tenant manages its members (invite, change role, remove);
+#   * only an owner grants the owner role, and only an owner changes an owner's role or removes one;
+#   * an admin cannot change their own role or remove themselves (they could only lock themselves
+#     out): another admin or an owner does it. An owner may step down or leave while another owner
+#     remains;
+#   * the last owner can be neither demoted nor removed: make someone else owner first.
+
+
+def _manager_role(*, tenant: Tenant, actor) -> str:
+    """`actor`'s role in `tenant` when it is admin or owner; `PermissionDenied` otherwise."""
+    role = selectors.membership_role_of(tenant=tenant, user=actor)
+    if role is None or not Role.at_least(role, Role.ADMIN):
+        raise PermissionDenied(f"Only an admin or owner of {tenant.name} can manage its members.")
+    return role
+
+
+def _valid_role(role: str) -> str:
+    if role not in Role.values:
+        raise InvalidInput(
+            f"Unknown role {role!r}: choose one of {', '.join(Role.values)}.", details={"role": "invalid"}
+        )
+    return role
+
+
+def _check_grant(*, tenant: Tenant, role: str, actor_role: str) -> None:
+    if role == Role.OWNER and actor_role != Role.OWNER:
+        raise PermissionDenied(f"Only an owner of {tenant.name} can make someone an owner.")
+
+
+def _check_not_last_owner(*, tenant: Tenant, membership: Membership) -> None:
+    if membership.role != Role.OWNER:
+        return
+    owners = selectors.membership_list(tenant=tenant).filter(role=Role.OWNER).count()
+    if owners <= 1:
+        raise Conflict(
+            f"{membership.user} is the last owner of {tenant.name}: make another member owner first.",
+            details={"membership": "last_owner"},
+        )
+
+
+def _lock_owners(*, tenant: Tenant) -> None:
+    """Lock the tenant's owner rows until the transaction ends, so that two owners demoting or
+    removing each other at once cannot leave the tenant without an owner."""
+    list(selectors.membership_list(tenant=tenant).filter(role=Role.OWNER).select_for_update().values("pk"))
+
+
+def membership_manage_refusal(*, tenant: Tenant, membership: Membership, actor) -> str | None:
+    """Why `actor` may neither change nor remove `membership`, or None when they may (the
+    last-owner rule aside). `PermissionDenied` when `actor` manages no member of `tenant`."""
+    actor_role = _manager_role(tenant=tenant, actor=actor)
+    if membership.role == Role.OWNER and actor_role != Role.OWNER:
+        return f"Only an owner can change or remove an owner ({membership.user.get_username()})."
+    if membership.user_id == actor.pk and actor_role != Role.OWNER:
+        return "You cannot change your own role or remove yourself: ask another admin or an owner."
+    return None
+
+
+def _check_manage(*, tenant: Tenant, membership: Membership, actor) -> str:
+    refusal = membership_manage_refusal(tenant=tenant, membership=membership, actor=actor)
+    if refusal:
+        raise PermissionDenied(refusal)
+    return _manager_role(tenant=tenant, actor=actor)
+
+
+def membership_role_change_check(*, tenant: Tenant, membership: Membership, role: str, changed_by) -> None:
+    """Raise the error `membership_role_change` would raise for these arguments, writing nothing."""
+    _valid_role(role)
+    actor_role = _check_manage(tenant=tenant, membership=membership, actor=changed_by)
+    _check_grant(tenant=tenant, role=role, actor_role=actor_role)
+    if role != Role.OWNER:
+        _check_not_last_owner(tenant=tenant, membership=membership)
+
+
+@transaction.atomic
+def membership_role_change(*, tenant: Tenant, membership_id, role: str, changed_by) -> Membership:
+    """Give the member `membership_id` of `tenant` the role `role`, by the rules above."""
+    _lock_owners(tenant=tenant)
+    membership = selectors.membership_get_by_id(tenant=tenant, membership_id=membership_id)
+    membership_role_change_check(tenant=tenant, membership=membership, role=role, changed_by=changed_by)
+    if membership.role != role:
+        membership.role = role
+        membership.save(update_fields=["role"])
+    return membership
+
+
+def membership_remove_check(*, tenant: Tenant, membership: Membership, removed_by) -> None:
+    """Raise the error `membership_remove` would raise for these arguments, writing nothing."""
+    _check_manage(tenant=tenant, membership=membership, actor=removed_by)
+    _check_not_last_owner(tenant=tenant, membership=membership)
+
+
+@transaction.atomic
+def membership_remove(*, tenant: Tenant, membership_id, removed_by) -> Membership:
+    """Take the member `membership_id` out of `tenant`, by the rules above. Their account stays
+    (it may belong to other firms); returns the deleted membership."""
+    _lock_owners(tenant=tenant)
+    membership = selectors.membership_get_by_id(tenant=tenant, membership_id=membership_id)
+    membership_remove_check(tenant=tenant, membership=membership, removed_by=removed_by)
+    membership.delete()
+    return membership
+
+
+def _invitee(identifier: str):
+    """The account `identifier` names (a username, else an e-mail address), or None for an e-mail
+    address nobody uses yet. An unknown username or a malformed address is an `InvalidInput`."""
+    users = get_user_model().objects
+    user = users.filter(username=identifier).first()
+    if user is not None:
+        return user
+    if "@" not in identifier:
+        raise InvalidInput(
+            f"No account has the username {identifier!r}. To invite someone without an account, "
+            "give their e-mail address.",
+            details={"identifier": "unknown_username"},
+        )
+    try:
+        validate_email(identifier)
+    except ValidationError as exc:
+        raise InvalidInput(
+            f"{identifier!r} is not a valid e-mail address.", details={"identifier": "invalid"}
+        ) from exc
+    matches = list(users.filter(email__iexact=identifier)[:2]) or list(
+        users.filter(username__iexact=identifier)[:2]
+    )
+    if len(matches) > 1:
+        raise InvalidInput(
+            f"Several accounts use {identifier}: invite by username instead.",
+            details={"identifier": "ambiguous"},
+        )
+    return matches[0] if matches else None
+
+
+def membership_invite_check(*, tenant: Tenant, identifier: str, role: str, invited_by):
+    """Raise the error `membership_invite` would raise for these arguments, writing nothing;
+    returns the existing account invited, or None when one would be created."""
+    _valid_role(role)
+    _check_grant(tenant=tenant, role=role, actor_role=_manager_role(tenant=tenant, actor=invited_by))
+    identifier = (identifier or "").strip()
+    if not identifier:
+        raise InvalidInput("Give a username or an e-mail address.", details={"identifier": "required"})
+    user = _invitee(identifier)
+    if user is None:
+        return None
+    if not user.is_active:
+        raise InvalidInput(
+            f"The account {user.get_username()} is deactivated; ask the platform operator.",
+            details={"identifier": "inactive"},
+        )
+    current = selectors.membership_role_of(tenant=tenant, user=user)
+    if current is not None:
+        raise Conflict(
+            f"{user.get_username()} is already a member of {tenant.name}, as {current}.",
+            details={"identifier": "already_member", "role": current},
+        )
+    return user
+
+
+@transaction.atomic
+def membership_invite(
+    *, tenant: Tenant, identifier: str, role: str, invited_by, base_url: str
+) -> tuple[Membership, bool]:
+    """Make the account named by `identifier` (username or e-mail) a member of `tenant` with `role`.
+
+    An e-mail address nobody uses gets a new account with no usable password, and an invitation
+    e-mail with a link (absolute, from `base_url`) to set one; so does an existing account that has
+    never set its password (invited by another firm). Returns the membership and whether a mail was
+    sent. Errors: `PermissionDenied` (not an admin here, or granting owner without being one),
+    `InvalidInput` (unknown username, bad address or role), `Conflict` (already a member, with
+    their role), `MailUnavailable` (nothing is kept)."""
+    identifier = (identifier or "").strip()
+    user = membership_invite_check(tenant=tenant, identifier=identifier, role=role, invited_by=invited_by)
+    if user is None:
+        user = get_user_model().objects.create_user(username=identifier.lower(), email=identifier.lower())
+    membership = Membership(tenant=tenant, user=user, role=role)
+    try:
+        with transaction.atomic():
+            membership.save()
+    except IntegrityError as exc:  # invited by someone else a moment ago
+        raise Conflict(f"{user.get_username()} is already a member of {tenant.name}.") from exc
+    mailed = not user.has_usable_password()
+    if mailed:
+        invitation_send(user=user, tenant=tenant, role=role, invited_by=invited_by, base_url=base_url)
+    return membership, mailed
+
+
+def membership_invitation_resend(*, tenant: Tenant, membership_id, sent_by, base_url: str) -> Membership:
+    """Mail the member `membership_id` a fresh invitation link; only while they have not set a
+    password yet (the earlier link expired or was lost)."""
+    _manager_role(tenant=tenant, actor=sent_by)
+    membership = selectors.membership_get_by_id(tenant=tenant, membership_id=membership_id)
+    if membership.user.has_usable_password():
+        raise InvalidInput(
+            f"{membership.user.get_username()} has set their password already: nothing to resend.",
+            details={"membership": "accepted"},
+        )
+    invitation_send(
+        user=membership.user, tenant=tenant, role=membership.role, invited_by=sent_by, base_url=base_url
+    )
     return membership
 
 

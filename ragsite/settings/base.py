@@ -95,6 +95,12 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "web:cases"
 LOGOUT_REDIRECT_URL = "login"
 
+# --- E-mail (invitations of new members) -----------------------------------------------------
+# One URL, e.g. smtp+tls://user:password@mail.example.com:587; the default prints mails to stdout.
+# Tests replace the backend with Django's in-memory outbox.
+vars().update(env.email_url("EMAIL_URL", default="consolemail://"))
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="Lexrag <lexrag@localhost>")
+
 # --- Database: PostgreSQL + pgvector, always real ----------------------------------------------
 # DATABASE_URL set: that server, as is. Unset: the bundled PostgreSQL 18 + pgvector, started on a
 # process's first connection (ragsite/embedded_pg) with its data in EMBEDDED_PG_DATA_DIR.

@@ -9,9 +9,9 @@ from rag.models import AnswerExport, AuditLog, Case, Document, RankingWeights
 from rag.services import case_create, ranking_weights_set
 from templates_admin.models import PromptTemplate
 from templates_admin.services import template_create
-from tenants.models import ApiKey, Role
+from tenants.models import ApiKey, Membership, Role
 from tenants.services import api_key_create
-from tests.factories import MembershipFactory
+from tests.factories import MembershipFactory, UserFactory
 from tests.rag.conftest import _media_in_tmp  # noqa: F401  (autouse: stored files go to a tmp dir)
 
 # Text that only the other firm's rows contain: no page of the first firm may show it.
@@ -77,6 +77,10 @@ def make_document(tenant, marker: str) -> Document:
     ).document
 
 
+def make_membership(tenant, marker: str) -> Membership:
+    return MembershipFactory(tenant=tenant, user=UserFactory(username=f"user-{marker}"), role=Role.MEMBER)
+
+
 # One maker per model registered on the tenant site: the sweep test refuses a model without one,
 # so a model admin added later cannot escape it.
 MAKERS = {
@@ -87,6 +91,7 @@ MAKERS = {
     RankingWeights: make_ranking_weights,
     Case: make_case,
     Document: make_document,
+    Membership: make_membership,
 }
 
 # Valid add-form data per model (the sweep adds a forged `tenant` to it).
@@ -108,6 +113,7 @@ ADD_DATA = {
     ApiKey: {"name": "forged key", "role": "member"},
     Case: {"name": "Forged case", "client": "", "description": ""},
 }
+ADD_DATA[Membership] = {"identifier": "invitee@example.test", "role": "member"}
 
 
 @pytest.fixture
