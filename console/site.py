@@ -114,6 +114,18 @@ class TenantAdminSite(SitePagesMixin, AdminSite):
         )
         return context
 
+    # The index in a firm's words: what the operator site calls "Tenants" is the firm here.
+    APP_NAMES = {"tenants": "Your firm", "templates_admin": "Prompt templates", "rag": "Legal research"}
+    MODEL_NAMES = {"Membership": "Members"}
+
+    def get_app_list(self, request, app_label=None):
+        apps = super().get_app_list(request, app_label)
+        for app in apps:
+            app["name"] = self.APP_NAMES.get(app["app_label"], app["name"])
+            for model in app["models"]:
+                model["name"] = self.MODEL_NAMES.get(model["object_name"], model["name"])
+        return apps
+
     @staticmethod
     def active_tenant(request):
         """The tenant every view of this site acts for (the user's active tenant)."""

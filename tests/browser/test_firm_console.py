@@ -1,17 +1,22 @@
 """The firm admin console (/manage/) in a real browser, as a firm's knowledge manager uses it at a
 laptop's 1366 px: the audit log is readable and exports CSV, API keys are created (shown once) and
-revoked, a built-in template is customised; the second firm's admin sees none of it."""
+revoked, a built-in template is customised and shows in a simulation, ranking weights are tuned
+with a preview, a member is invited; the second firm's admin sees none of it."""
 
 from __future__ import annotations
 
 import csv
+import datetime
 import io
 
 import pytest
+from django.core import mail
 
-from rag.models import AuditLog
+from rag import services as rag_services
+from rag.ingest import service as ingest
+from rag.models import AuditLog, RankingWeights
 from templates_admin.models import PromptTemplate
-from tenants.models import ApiKey, Role
+from tenants.models import ApiKey, Membership, Role
 from tests.factories import MembershipFactory
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -134,3 +139,107 @@ def test_customising_a_built_in_never_edits_it(laptop, live_server, tenant, firm
     _log_in(page, live_server.url, globex_owner)
     other_firms_view = page.goto(f"{live_server.url}/manage/templates_admin/prompttemplate/{own.pk}/change/")
     assert other_firms_view.status == 404
+
+
+OLD = "Indemnity clause. The Supplier shall indemnify the Buyer against all third-party claims."
+NEW = "Inspection. The Buyer inspects the goods within ten days; indemnity applies to misuse only."
+
+
+@pytest.fixture
+def indemnity_corpus(tenant, settings, tmp_path):
+    """Two indemnity clauses of the first firm: one old, one recent, so recency can reorder them."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    case = rag_services.case_create(tenant=tenant, name="Supply dispute")
+    recent = datetime.date.today() - datetime.timedelta(days=10)
+    for name, text, date in [("old.txt", OLD, datetime.date(2001, 1, 1)), ("new.txt", NEW, recent)]:
+        ingest.document_upload(
+            tenant=tenant,
+            case=case,
+            filename=name,
+            content=text.encode(),
+            fields=ingest.DocumentFields(title=f"Clause {name[:-4]}", document_date=date),
+        )
+    return case
+
+
+def test_a_firm_admin_runs_the_firm_and_the_other_firm_sees_none(
+    laptop, live_server, tenant, firm_admins, indemnity_corpus, screenshot
+):
+    page, (acme_owner, globex_owner) = laptop, firm_admins
+    base = f"{live_server.url}/manage"
+    _log_in(page, live_server.url, acme_owner)
+    screenshot("console-index")
+
+    # Customise a built-in template, then see the firm's version in a simulation (from the menu).
+    builtin = PromptTemplate.objects.get(tenant__isnull=True, template_id="legal_analysis_balanced")
+    page.goto(f"{base}/templates_admin/prompttemplate/")
+    page.check(f"input[name=_selected_action][value='{builtin.pk}']")
+    page.select_option("select[name=action]", "customise")
+    page.click("button[name=index]")
+    own = PromptTemplate.objects.get(tenant=tenant, template_id="legal_analysis_balanced")
+    page.goto(f"{base}/templates_admin/prompttemplate/{own.pk}/change/")
+    system = page.locator("#id_system_prompt")
+    system.fill(system.input_value() + "\nHOUSE RULE: cite the clause number first.")
+    page.click("input[name=_save]")
+    page.wait_for_selector(".messagelist .success")
+
+    page.goto(f"{base}/")
+    page.click("text=Simulate a query (dry run)")
+    page.fill("#id_question", "Who must indemnify whom?")
+    page.select_option("#id_template_id", "legal_analysis_balanced")
+    page.fill("#id_top_k", "2")
+    page.click("input[value=Simulate]")
+    page.wait_for_selector("#simulation-system")
+    assert "HOUSE RULE: cite the clause number first." in page.locator("#simulation-system").inner_text()
+    assert "indemnify" in page.locator("#simulation-user").inner_text()
+    screenshot("console-simulation")
+
+    # Tune the ranking weights: the preview shows the order change; saving stores them.
+    page.goto(f"{base}/rag/rankingweights/tune/")
+
+    def preview(similarity: str, recency: str) -> list[str]:
+        page.fill("#id_similarity_weight", similarity)
+        page.fill("#id_recency_weight", recency)
+        page.fill("#id_trust_weight", "0")
+        page.fill("#id_question", "Who shall indemnify the Buyer against third-party claims?")
+        page.click("input[name=_preview]")
+        page.wait_for_selector("#ranking-preview .ranking-row")
+        return page.locator("#ranking-preview .after-title").all_inner_texts()
+
+    assert preview("1", "0")[0] == "Clause old"
+    assert preview("0", "1")[0] == "Clause new"
+    screenshot("console-weights")
+    page.click("input[name=_save]")
+    page.wait_for_selector(".messagelist .success")
+    saved = RankingWeights.objects.get(tenant=tenant)
+    assert saved.recency_weight > saved.similarity_weight
+
+    # Invite a new member by e-mail: an account and an invitation with a set-password link.
+    page.goto(f"{base}/tenants/membership/add/")
+    page.fill("#id_identifier", "new.associate@acme.test")
+    page.select_option("#id_role", "member")
+    page.click("input[name=_save]")
+    page.wait_for_selector(".messagelist .success")
+    invited = Membership.objects.get(tenant=tenant, user__email="new.associate@acme.test")
+    assert invited.role == Role.MEMBER
+    assert any("new.associate@acme.test" in message.to for message in mail.outbox)
+    assert "new.associate@acme.test" in page.locator("#result_list").inner_text()
+    assert page.evaluate("(r => r.scrollWidth <= r.clientWidth)(document.querySelector('.results'))")
+    screenshot("console-members")
+
+    # The other firm's admin: none of it.
+    _log_in(page, live_server.url, globex_owner)
+    page.goto(f"{base}/tenants/membership/")
+    assert "new.associate@acme.test" not in page.content()
+    page.goto(f"{base}/templates_admin/prompttemplate/")
+    assert "your firm" not in page.locator("#result_list").inner_text()
+    assert page.goto(f"{base}/templates_admin/prompttemplate/{own.pk}/change/").status == 404
+    page.goto(f"{base}/rag/rankingweights/")
+    assert acme_owner.username not in page.content()
+    page.goto(f"{base}/simulate/")
+    page.fill("#id_question", "Who must indemnify whom?")
+    page.fill("#id_top_k", "2")
+    page.click("input[value=Simulate]")
+    page.wait_for_load_state()
+    assert "Supplier shall indemnify" not in page.content() and "HOUSE RULE" not in page.content()
+    assert not RankingWeights.objects.exclude(tenant=tenant).exists()
