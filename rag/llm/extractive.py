@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from rag.ingest.chunking import token_estimate
+from rag.pipeline.follow_ups import generic_follow_ups, readable_title
 from rag.retrieval import legal_terms, snippets
 from rag.retrieval.rerank import is_heading
 
@@ -481,17 +482,12 @@ def follow_ups(question: str, quotes: list[_Sentence], count: int) -> list[str]:
     if count <= 0:
         return []
     asked = {clause.name for clause in legal_terms.clause_types(question)}
-    title = (quotes[0].source.title if quotes else "") or "this document"
+    title = quotes[0].source.title if quotes else ""
     candidates = []
     for quote in quotes:
         for clause in legal_terms.clause_types(quote.text):
             if clause.name not in asked:
                 asked.add(clause.name)
-                candidates.append(f"What does {_title(quote.source)} provide on {clause.name}?")
-    candidates += [
-        f"Are there exceptions or conditions to this in {title}?",
-        f"Which other documents address the same point as {title}?",
-        f"How is this term defined in {title}?",
-        f"What happens on termination or breach under {title}?",
-    ]
+                candidates.append(f"What does {readable_title(quote.source.title)} provide on {clause.name}?")
+    candidates += generic_follow_ups(question, title)
     return list(dict.fromkeys(candidates))[:count]

@@ -20,6 +20,7 @@ from django.conf import settings
 from rag.llm import Generation
 
 from ..context import QueryContext
+from ..follow_ups import generic_follow_ups
 from ..postprocess import MARKER, ProcessedAnswer, marker_tokens, process
 from ..verify import Verification, verify
 from .generate import call_model
@@ -31,13 +32,6 @@ RERUN_NOTE = (
     "them exactly, and cite EVERY claim with the source's citation token."
 )
 UNVERIFIED_DISCLAIMER = "Parts of this answer could not be verified against the cited sources; check them."
-GENERIC_FOLLOW_UPS = (
-    "Are there exceptions or conditions to this in {title}?",
-    "How is this term defined in {title}?",
-    "What happens on termination or breach under {title}?",
-    "Which other documents address the same point as {title}?",
-    "Who bears the obligations described in {title}?",
-)
 
 
 class PostProcessStage:
@@ -65,20 +59,20 @@ def _process(ctx: QueryContext, generation: Generation) -> ProcessedAnswer:
         follow_up_count=ctx.follow_up_count,
         truncated=generation.truncated,
     )
-    processed.follow_ups = _topped_up(processed, ctx.follow_up_count)
+    processed.follow_ups = _topped_up(processed, ctx.follow_up_count, ctx.search_query)
     return processed
 
 
-def _topped_up(processed: ProcessedAnswer, count: int) -> list[str]:
-    """Exactly `count` follow-ups: the model's, then generic ones about the first cited document."""
+def _topped_up(processed: ProcessedAnswer, count: int, question: str) -> list[str]:
+    """Exactly `count` follow-ups: the model's, then ones on the question's topic in the first
+    cited document (`question` as searched, so a follow-up's carried-over clause type counts)."""
     follow_ups = list(processed.follow_ups[:count])
     title = processed.citations[0].source.title if processed.citations else "the documents"
-    for template in GENERIC_FOLLOW_UPS:
+    for suggestion in generic_follow_ups(question, title):
         if len(follow_ups) >= count:
             break
-        question = template.format(title=title)
-        if question not in follow_ups:
-            follow_ups.append(question)
+        if suggestion not in follow_ups:
+            follow_ups.append(suggestion)
     return follow_ups
 
 

@@ -11,8 +11,8 @@ from rag.models import AuditLog
 from rag.pipeline import cache, tokens
 from rag.pipeline.config import QueryConfig
 from rag.pipeline.context import QueryContext
+from rag.pipeline.follow_ups import generic_follow_ups
 from rag.pipeline.run import default_executor
-from rag.pipeline.stages.answer import GENERIC_FOLLOW_UPS
 from rag.pipeline.stages.enhance import rewrite_follow_up
 from rag.retrieval.service import Reader
 from ragsite.exceptions import InvalidQuery, LLMUnavailable, NotFound
@@ -538,9 +538,9 @@ def test_postprocess_tops_follow_ups_up_to_exactly_the_count(tenant, corpus, fak
     )
     assert ctx.processed.follow_ups == [
         "Who is bound by it?",
-        GENERIC_FOLLOW_UPS[0].format(title=MSA_TITLE),
-        GENERIC_FOLLOW_UPS[1].format(title=MSA_TITLE),
+        *generic_follow_ups(ctx.search_query, MSA_TITLE)[:2],
     ]
+    assert "confidentiality" in ctx.processed.follow_ups[1]  # the question's topic, by name
     assert ctx.stage_metadata["postprocess"] == {
         "output_format": "json",
         "truncated": False,
@@ -561,7 +561,7 @@ def test_postprocess_gives_exactly_follow_up_count(tenant, corpus, fake_provider
 @pytest.mark.django_db
 def test_postprocess_tops_up_without_citations_about_the_documents(tenant, corpus, fake_provider):
     ctx = _postprocessed(tenant, fake_provider, reply("Yes.", follow_ups=[]), follow_up_count=2)
-    assert ctx.processed.follow_ups == [t.format(title="the documents") for t in GENERIC_FOLLOW_UPS[:2]]
+    assert ctx.processed.follow_ups == generic_follow_ups(ctx.search_query, "the documents")[:2]
 
 
 @pytest.mark.django_db
