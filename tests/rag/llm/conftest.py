@@ -27,12 +27,20 @@ class Received:
 
 @dataclass
 class Reply:
-    """What to answer: `body` is sent as JSON unless it is bytes; `delay` seconds pass before answering."""
+    """What to answer: `body` is sent as JSON unless it is bytes; `delay` seconds pass before answering.
+
+    A streamed reply has `chunks` instead (sent with chunked transfer encoding, `chunk_delay`
+    seconds apart, as the real APIs stream); `sent` counts the chunks that went out and `aborted`
+    says the client closed the connection before the last one."""
 
     status: int = 200
     body: object = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    chunks: list[bytes] | None = None
+    chunk_delay: float = 0.0
+    sent: int = 0
+    aborted: bool = False
 
 
 class FakeServer(ThreadingHTTPServer):
@@ -90,6 +98,9 @@ class _Handler(BaseHTTPRequestHandler):
         reply = self.server.reply_to(Received(self.command, self.path, headers, body))
         if reply.delay and self.server.stopping.wait(reply.delay):
             return
+        if reply.chunks is not None:
+            self._stream(reply)
+            return
         payload = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
         headers = {"Content-Type": "application/json", **reply.headers, "Content-Length": str(len(payload))}
         self.send_response(reply.status)
@@ -99,6 +110,25 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
     do_GET = do_POST
+
+    def _stream(self, reply: Reply) -> None:
+        self.send_response(reply.status)
+        for name, value in {"Content-Type": "text/event-stream", **reply.headers}.items():
+            self.send_header(name, value)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            for chunk in reply.chunks:
+                if reply.sent and reply.chunk_delay and self.server.stopping.wait(reply.chunk_delay):
+                    return
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                self.wfile.flush()
+                reply.sent += 1
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            reply.aborted = True
+        self.close_connection = True
 
     def log_message(self, format, *args):
         pass
