@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import logging
+from collections.abc import Generator
 from datetime import timedelta
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -22,7 +23,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from rag.pipeline.context import QueryContext
-from rag.pipeline.run import reserved_option_errors, run_query, validate_query
+from rag.pipeline.run import reserved_option_errors, run_query, stream_query, validate_query
 from ragsite.exceptions import (
     ApplicationError,
     Conflict,
@@ -60,6 +61,22 @@ def query_run(*, caller: Caller, question, options: dict, request_id: str | None
         user_id=caller.user_id,
         api_key_prefix=caller.api_key_prefix,
         request_id=request_id,
+        **options,
+    )
+
+
+def query_stream(
+    *, caller: Caller, question, options: dict
+) -> tuple[QueryContext, Generator[object, None, QueryContext]]:
+    """`query_run` with the answer streamed (rag.pipeline.run.stream_query): the context and the
+    events to pull. Raises at once what `query_run` raises before the pipeline's first stage."""
+    _refuse_reserved(options)
+    return stream_query(
+        tenant=caller.tenant,
+        question=question,
+        reader=caller.reader,
+        user_id=caller.user_id,
+        api_key_prefix=caller.api_key_prefix,
         **options,
     )
 
