@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.urls import path, reverse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiExample,
     OpenApiParameter,
@@ -45,6 +46,13 @@ QUERY_RESPONSE = PolymorphicProxySerializer(
     resource_type_field_name=None,
 )
 IDEMPOTENCY_HEADER = "Idempotency-Key"
+STREAM_DESCRIPTION = (
+    "With stream true (or Accept: text/event-stream), text/event-stream: `event: meta` "
+    "`{request_id, sources: [{citation_id, document_id, title, page, page_end}]}`; `event: delta` "
+    "`{text}` (draft answer text to append, not yet verified); then `event: result` (the sync "
+    "answer's body plus `replaces_streamed_text`: show its answer instead of the deltas) or "
+    "`event: error` (the error body plus `status`). Errors before the first event are JSON."
+)
 
 _EXAMPLE_REQUEST = {
     "tenant_id": "acme-law",
@@ -217,12 +225,13 @@ class QueryApi(AnswerShapedErrorsMixin, TenantApiView):
             )
         ],
         responses={
-            200: OpenApiResponse(
+            (200, "application/json"): OpenApiResponse(
                 QUERY_RESPONSE,
                 description="sync: the answer (answer null = not found in the knowledge base); with "
                 "dry_run true, the dry run instead (the prompt, no answer); async with a known "
-                "Idempotency-Key: the job it created, in the 202 shape.",
+                "Idempotency-Key: the job it created, in the 202 shape. " + STREAM_DESCRIPTION,
             ),
+            (200, "text/event-stream"): OpenApiResponse(OpenApiTypes.STR, description=STREAM_DESCRIPTION),
             202: OpenApiResponse(JobAcceptedSerializer, description="async: the job was queued."),
             **query_error_responses(
                 {
