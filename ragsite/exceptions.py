@@ -103,6 +103,14 @@ class GenerationTimeout(ApplicationError):
     default_message = "The language model did not answer in time."
 
 
+class ClientDisconnected(ApplicationError):
+    """The client closed a streamed answer's connection before it ended: generation stopped there
+    (recorded in the audit row as this error; nobody is left to send it to). 499 as nginx logs it."""
+
+    status_code = 499
+    default_message = "The client closed the connection before the answer was complete."
+
+
 class QueueUnavailable(ApplicationError):
     """A background job could not be handed to the task queue (the broker is down)."""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.urls import path, reverse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiExample,
     OpenApiParameter,
@@ -14,6 +15,7 @@ from drf_spectacular.utils import (
     extend_schema,
 )
 from rest_framework import serializers
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
 from rag.models import AuditStatus, JobStatus, QueryJob
@@ -34,6 +36,7 @@ from .schemas import (
     QueryRequestSerializer,
     QueryResultSerializer,
 )
+from .streaming import stream_response, wants_stream
 
 MODES = ("sync", "async", "agentic")
 # POST query's 200: an answer, a dry run's prompt, or (a repeated async Idempotency-Key) the job.
@@ -43,6 +46,13 @@ QUERY_RESPONSE = PolymorphicProxySerializer(
     resource_type_field_name=None,
 )
 IDEMPOTENCY_HEADER = "Idempotency-Key"
+STREAM_DESCRIPTION = (
+    "With stream true (or Accept: text/event-stream), text/event-stream: `event: meta` "
+    "`{request_id, sources: [{citation_id, document_id, title, page, page_end}]}`; `event: delta` "
+    "`{text}` (draft answer text to append, not yet verified); then `event: result` (the sync "
+    "answer's body plus `replaces_streamed_text`: show its answer instead of the deltas) or "
+    "`event: error` (the error body plus `status`). Errors before the first event are JSON."
+)
 
 _EXAMPLE_REQUEST = {
     "tenant_id": "acme-law",
@@ -215,12 +225,13 @@ class QueryApi(AnswerShapedErrorsMixin, TenantApiView):
             )
         ],
         responses={
-            200: OpenApiResponse(
+            (200, "application/json"): OpenApiResponse(
                 QUERY_RESPONSE,
                 description="sync: the answer (answer null = not found in the knowledge base); with "
                 "dry_run true, the dry run instead (the prompt, no answer); async with a known "
-                "Idempotency-Key: the job it created, in the 202 shape.",
+                "Idempotency-Key: the job it created, in the 202 shape. " + STREAM_DESCRIPTION,
             ),
+            (200, "text/event-stream"): OpenApiResponse(OpenApiTypes.STR, description=STREAM_DESCRIPTION),
             202: OpenApiResponse(JobAcceptedSerializer, description="async: the job was queued."),
             **query_error_responses(
                 {
@@ -269,10 +280,14 @@ class QueryApi(AnswerShapedErrorsMixin, TenantApiView):
             raise InvalidInput(f"Unknown mode {mode!r}.", details={"mode": f"One of: {', '.join(MODES)}."})
         if mode == "agentic":  # answered in the response, like sync, by rag.agent's loop
             options["agentic"] = True
+        stream = self._wants_stream(request, options, mode)
         caller = Caller.from_request(request)
         if self._flagged_as_injection(question):
             check_injection_budget(request)
         key = request.headers.get(IDEMPOTENCY_HEADER, "")
+        if stream:
+            ctx, events = services.query_stream(caller=caller, question=question, options=options)
+            return stream_response(ctx, events, error_body=self._error_body)
         if mode == "async":
             job, created = services.query_job_submit(
                 caller=caller, question=question, options=options, mode=mode, idempotency_key=key
@@ -282,6 +297,37 @@ class QueryApi(AnswerShapedErrorsMixin, TenantApiView):
         if key:
             return self._idempotent_sync(caller, question, options, key)
         return Response(services.query_run(caller=caller, question=question, options=options).result)
+
+    def perform_content_negotiation(self, request, force=False):
+        """A client asking for an event stream gets its errors before the stream as JSON."""
+        if wants_stream(request):
+            renderer = JSONRenderer()
+            return renderer, renderer.media_type
+        return super().perform_content_negotiation(request, force)
+
+    @staticmethod
+    def _wants_stream(request, options: dict, mode: str) -> bool:
+        """Whether to stream the answer (`stream` taken out of `options`): `"stream": true` or
+        `Accept: text/event-stream`; only a sync or agentic answer streams."""
+        stream = options.pop("stream", None)
+        if stream is not None and not isinstance(stream, bool):
+            raise InvalidInput("stream must be true or false.", details={"stream": "Must be a boolean."})
+        stream = wants_stream(request) if stream is None else stream
+        refusals = {
+            "mode": mode == "async" and "An async job is polled, not streamed.",
+            "dry_run": options.get("dry_run") is True and "A dry run has no answer to stream.",
+            IDEMPOTENCY_HEADER: bool(request.headers.get(IDEMPOTENCY_HEADER))
+            and "A repeatable request is answered whole; leave out stream or the key.",
+        }
+        refused = {name: problem for name, problem in refusals.items() if problem}
+        if stream and refused:
+            raise InvalidInput("This request cannot be streamed.", details=refused)
+        return stream
+
+    def _error_body(self, exc: Exception) -> tuple[int, dict]:
+        """(status, body) of the error response this view would give for `exc`."""
+        response = self.handle_exception(exc)
+        return response.status_code, response.data
 
     @staticmethod
     def _flagged_as_injection(question) -> bool:

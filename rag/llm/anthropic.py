@@ -15,14 +15,17 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import ClassVar
 
 import anthropic
+import httpx2
 from django.conf import settings
 
 from ragsite.exceptions import ApplicationError, ConfigurationError, GenerationTimeout, LLMUnavailable
 
-from .base import Generation, GenerationRequest
+from .base import Generation, GenerationRequest, TextStream
 
 logger = logging.getLogger(__name__)
 
@@ -82,32 +85,87 @@ class AnthropicProvider:
     def generate(self, request: GenerationRequest) -> Generation:
         """Send the prompt as one user message (with `request.system` as the system prompt)."""
         started = time.perf_counter()
+        with self._translated_errors():
+            message = self._client.messages.create(**self._params(request))
+        if not is_message(message):
+            logger.warning("anthropic reply is not a message: %.200r", message)
+            raise self.translate_error(None)
+        usage = getattr(message, "usage", None)
+        text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
+        return self._generation(
+            text,
+            started,
+            model=getattr(message, "model", None),
+            message_id=getattr(message, "id", None),
+            stop_reason=getattr(message, "stop_reason", None),
+            input_tokens=getattr(usage, "input_tokens", None),
+            output_tokens=getattr(usage, "output_tokens", None),
+        )
+
+    def stream(self, request: GenerationRequest) -> TextStream:
+        """`generate` streamed (the Messages API's server-sent events): `message_start` gives the
+        model and input tokens, each `content_block_delta` with a `text_delta` a piece of text
+        (yielded), `message_delta` the stop reason and output tokens, `message_stop` the end.
+        Closing the generator closes the HTTP response, which stops Claude generating. Raises what
+        `generate` raises; an `error` event or a stream without `message_stop` is `LLMUnavailable`."""
+        started = time.perf_counter()
+        pieces: list[str] = []
+        seen: dict = {}
+        with self._translated_errors():
+            events = self._client.messages.create(**self._params(request), stream=True)
         try:
-            message = self._client.messages.create(
-                model=self.model,
-                system=request.system or anthropic.omit,
-                messages=[{"role": "user", "content": request.prompt}],
-                max_tokens=request.max_tokens,
+            with self._translated_errors():
+                for event in events:
+                    text = _read_event(event, seen)
+                    if text:
+                        pieces.append(text)
+                        yield text
+        finally:
+            events.close()
+        if not seen.get("stopped"):
+            raise LLMUnavailable(
+                "The Anthropic API's stream ended before message_stop.",
+                details={"provider": self.name, "model": self.model},
             )
-        except (anthropic.AnthropicError, json.JSONDecodeError) as exc:
+        del seen["stopped"]
+        return self._generation("".join(pieces), started, **seen)
+
+    def _params(self, request: GenerationRequest) -> dict:
+        return {
+            "model": self.model,
+            "system": request.system or anthropic.omit,
+            "messages": [{"role": "user", "content": request.prompt}],
+            "max_tokens": request.max_tokens,
+        }
+
+    @contextmanager
+    def _translated_errors(self) -> Iterator[None]:
+        """SDK (and, mid-stream, transport) failures as the application's errors."""
+        try:
+            yield
+        except (anthropic.AnthropicError, json.JSONDecodeError, httpx2.TransportError) as exc:
             error = self.translate_error(exc)
             logger.warning(
                 "anthropic generation failed: %s", type(exc).__name__, extra={"details": error.details}
             )
             raise error from exc
-        if not is_message(message):
-            logger.warning("anthropic reply is not a message: %.200r", message)
-            raise self.translate_error(None)
-        latency_ms = (time.perf_counter() - started) * 1000
 
-        model = getattr(message, "model", None) or self.model
-        usage = getattr(message, "usage", None)
-        input_tokens = getattr(usage, "input_tokens", None) or 0
-        output_tokens = getattr(usage, "output_tokens", None) or 0
-        text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
+    def _generation(
+        self,
+        text: str,
+        started: float,
+        *,
+        model: str | None = None,
+        message_id: str | None = None,
+        stop_reason: str | None = None,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+    ) -> Generation:
+        model = model or self.model
+        input_tokens, output_tokens = input_tokens or 0, output_tokens or 0
         metadata = {
-            "message_id": getattr(message, "id", None),
-            "stop_reason": getattr(message, "stop_reason", None),
+            "message_id": message_id,
+            "stop_reason": stop_reason,
             "temperature": "not sent: API version 2026-10-21 accepts no sampling parameters",
         }
         cost = estimate_cost(model, input_tokens, output_tokens)
@@ -120,19 +178,19 @@ class AnthropicProvider:
             input_tokens=input_tokens,
             output_tokens=output_tokens,
             cost_estimate=cost or 0.0,
-            latency_ms=latency_ms,
+            latency_ms=(time.perf_counter() - started) * 1000,
             metadata=metadata,
-            truncated=metadata["stop_reason"] == "max_tokens",
+            truncated=stop_reason == "max_tokens",
         )
 
     def translate_error(self, exc: Exception | None) -> ApplicationError:
         """The application error for an SDK failure (the SDK has already retried what it retries);
         `exc` is None (or not the SDK's) for a reply that is not a message."""
         details: dict = {"provider": self.name, "model": self.model}
-        if isinstance(exc, anthropic.APITimeoutError):
+        if isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
             details["timeout_seconds"] = self.timeout
             return GenerationTimeout(f"Claude did not answer within {self.timeout:g} s.", details=details)
-        if isinstance(exc, anthropic.APIConnectionError):
+        if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError):
             return LLMUnavailable("Could not reach the Anthropic API.", details=details)
         if not isinstance(exc, anthropic.APIStatusError):
             return LLMUnavailable("The Anthropic API sent a reply that could not be read.", details=details)
@@ -156,3 +214,25 @@ class AnthropicProvider:
         return LLMUnavailable(
             f"The Anthropic API refused the request (HTTP {exc.status_code}).", details=details
         )
+
+
+def _read_event(event, seen: dict) -> str:
+    """The text a streamed event adds (""), noting in `seen` what `message_start`, `message_delta`
+    and `message_stop` say."""
+    kind = getattr(event, "type", None)
+    if kind == "content_block_delta" and getattr(event.delta, "type", None) == "text_delta":
+        return event.delta.text
+    if kind == "message_start":
+        usage = getattr(event.message, "usage", None)
+        seen.update(
+            model=getattr(event.message, "model", None),
+            message_id=getattr(event.message, "id", None),
+            input_tokens=getattr(usage, "input_tokens", None),
+            output_tokens=getattr(usage, "output_tokens", None),
+        )
+    elif kind == "message_delta":
+        seen["stop_reason"] = getattr(event.delta, "stop_reason", None)
+        seen["output_tokens"] = getattr(getattr(event, "usage", None), "output_tokens", None)
+    elif kind == "message_stop":
+        seen["stopped"] = True
+    return ""

@@ -9,6 +9,7 @@ provider is misconfigured (no API key, unknown provider).
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
@@ -97,12 +98,32 @@ class Generation:
 
 
 class LLMProvider(Protocol):
-    """A model behind one method. Implementations validate their configuration in __init__."""
+    """A model behind one method. Implementations validate their configuration in __init__.
+
+    A provider may also have `stream(request)`: a generator yielding the reply's text as the model
+    writes it and returning the same `Generation` as `generate`; closing it early must stop the
+    model's output (close the connection). The three built-in providers have it."""
 
     name: ClassVar[str]
     model: str
 
     def generate(self, request: GenerationRequest) -> Generation: ...
+
+
+# A reply as it is written: its text in pieces, then (the generator's return value) the Generation.
+TextStream = Generator[str, None, Generation]
+
+
+def generate_streamed(provider: LLMProvider, request: GenerationRequest) -> TextStream:
+    """`provider`'s reply to `request` as it is written: its `stream` when it has one, else its
+    whole reply in one piece. Raises what `generate` raises."""
+    stream = getattr(provider, "stream", None)
+    if stream is None:
+        generation = provider.generate(request)
+        if generation.text:
+            yield generation.text
+        return generation
+    return (yield from stream(request))
 
 
 PROVIDERS = ("extractive", "anthropic", "ollama")

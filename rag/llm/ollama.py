@@ -1,6 +1,9 @@
 """A local Ollama server, over its native HTTP API with the standard library only.
 
-One non-streaming `POST {OLLAMA_HOST}/api/generate` per answer. A connection that cannot be made
+One `POST {OLLAMA_HOST}/api/generate` per answer: non-streaming for `generate`; for `stream`,
+with `"stream": true`, the reply comes as NDJSON lines, each with a piece of "response" text, the
+last with `"done": true` and the token counts (a line with "error" is Ollama failing mid-way).
+Closing the stream closes the connection, which stops Ollama generating. A connection that cannot be made
 (refused, reset, dropped, or not made within the timeout) is tried once more, then the model is
 `OllamaUnavailable` (an `LLMUnavailable`, 503); a reply slower than OLLAMA_TIMEOUT_SECONDS is a
 `GenerationTimeout` and is not retried (the model would only be asked to do the slow work again).
@@ -17,13 +20,15 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import ClassVar
 
 from django.conf import settings
 
 from ragsite.exceptions import ApplicationError, ConfigurationError, GenerationTimeout, OllamaUnavailable
 
-from .base import Generation, GenerationRequest
+from .base import Generation, GenerationRequest, TextStream
 from .overrides import ollama_host
 
 logger = logging.getLogger(__name__)
@@ -57,10 +62,40 @@ class OllamaProvider:
 
     def generate(self, request: GenerationRequest) -> Generation:
         """Ask Ollama for one complete (non-streamed) answer to `request`."""
+        started = time.perf_counter()
+        reply = self._parse(self._post(self._payload(request, stream=False)))
+        return self._generation(reply, reply["response"], started)
+
+    def stream(self, request: GenerationRequest) -> TextStream:
+        """Ask Ollama for the answer to `request` streamed: yields its text as Ollama writes it and
+        returns the Generation (counts from the last line). Raises what `generate` raises, and
+        `OllamaUnavailable` for a stream that ends without its "done" line or reports an error."""
+        started = time.perf_counter()
+        pieces, last = [], None
+        response = self._open(self._payload(request, stream=True))
+        try:
+            with self._reading():
+                for line in response:
+                    if not line.strip():
+                        continue
+                    part = self._parse(line, streamed=True)
+                    pieces.append(part["response"])
+                    if part["response"]:
+                        yield part["response"]
+                    if part.get("done"):
+                        last = part
+                        break
+        finally:
+            response.close()  # before the last line: the client went away, Ollama stops generating
+        if last is None:
+            raise OllamaUnavailable("Ollama's stream ended before its last line.", details=self._details())
+        return self._generation(last, "".join(pieces), started)
+
+    def _payload(self, request: GenerationRequest, *, stream: bool) -> bytes:
         payload = {
             "model": self.model,
             "prompt": request.prompt,
-            "stream": False,
+            "stream": stream,
             "options": {
                 "temperature": request.temperature,
                 "top_p": TOP_P,
@@ -69,17 +104,18 @@ class OllamaProvider:
         }
         if request.system:
             payload["system"] = request.system
-        started = time.perf_counter()
-        reply = self._parse(self._post(json.dumps(payload).encode()))
-        latency_ms = (time.perf_counter() - started) * 1000
+        return json.dumps(payload).encode()
+
+    def _generation(self, reply: dict, text: str, started: float) -> Generation:
+        """The Generation of `text`, with the counts and metadata of `reply` (the last line)."""
         return Generation(
-            text=reply["response"],
+            text=text,
             provider=self.name,
             model=reply.get("model") or self.model,
             input_tokens=_count(reply, "prompt_eval_count"),
             output_tokens=_count(reply, "eval_count"),
             cost_estimate=0.0,
-            latency_ms=latency_ms,
+            latency_ms=(time.perf_counter() - started) * 1000,
             metadata={"done_reason": reply.get("done_reason"), "created_at": reply.get("created_at")},
             truncated=reply.get("done_reason") == "length",
         )
@@ -94,20 +130,22 @@ class OllamaProvider:
 
     def _post(self, body: bytes) -> bytes:
         """The reply body of a successful POST, after at most one retry of a failed connection."""
+        with self._open(body) as response, self._reading():
+            return response.read()
+
+    def _open(self, body: bytes) -> http.client.HTTPResponse:
+        """The response to a POST of `body` whose status was 2xx, its body still to read, after
+        at most one retry of a failed connection."""
         for attempt in range(1, CONNECT_ATTEMPTS + 1):
             http_request = urllib.request.Request(  # noqa: S310  (scheme checked in __init__)
                 self.url, data=body, headers={"Content-Type": "application/json"}, method="POST"
             )
             try:
-                with urllib.request.urlopen(http_request, timeout=self.timeout) as response:  # noqa: S310
-                    return response.read()
+                return urllib.request.urlopen(http_request, timeout=self.timeout)  # noqa: S310
             except urllib.error.HTTPError as exc:
                 raise self._http_error(exc) from exc
             except TimeoutError as exc:  # connected and sent, but the answer is too slow
-                raise GenerationTimeout(
-                    f"Ollama did not answer within {self.timeout:g} s.",
-                    details=self._details(timeout_seconds=self.timeout),
-                ) from exc
+                raise self._timeout() from exc
             except (
                 urllib.error.URLError,
                 ConnectionError,
@@ -121,10 +159,32 @@ class OllamaProvider:
                     f"Could not reach Ollama at {self.host}.", details=self._details(reason=str(reason))
                 ) from exc
             except http.client.HTTPException as exc:
-                raise OllamaUnavailable(
-                    "Ollama sent a malformed HTTP reply.", details=self._details(reason=repr(exc))
-                ) from exc
+                raise self._malformed(exc) from exc
         raise AssertionError("unreachable")  # pragma: no cover
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """Failures while reading a reply's body, as the application's errors."""
+        try:
+            yield
+        except TimeoutError as exc:
+            raise self._timeout() from exc
+        except ConnectionError as exc:
+            raise OllamaUnavailable(
+                "Ollama dropped the connection mid-reply.", details=self._details(reason=repr(exc))
+            ) from exc
+        except http.client.HTTPException as exc:
+            raise self._malformed(exc) from exc
+
+    def _timeout(self) -> GenerationTimeout:
+        return GenerationTimeout(
+            f"Ollama did not answer within {self.timeout:g} s.",
+            details=self._details(timeout_seconds=self.timeout),
+        )
+
+    def _malformed(self, exc: Exception) -> OllamaUnavailable:
+        details = self._details(reason=repr(exc))
+        return OllamaUnavailable("Ollama sent a malformed HTTP reply.", details=details)
 
     def _http_error(self, exc: urllib.error.HTTPError) -> ApplicationError:
         """OllamaUnavailable for a non-2xx reply, naming the model when Ollama does not have it (404)."""
@@ -142,12 +202,17 @@ class OllamaProvider:
             )
         return OllamaUnavailable(f"Ollama answered HTTP {exc.code}.", details=details)
 
-    def _parse(self, raw: bytes) -> dict:
-        """The reply as a dict with "response" text, or OllamaUnavailable."""
+    def _parse(self, raw: bytes, *, streamed: bool = False) -> dict:
+        """The reply (or, `streamed`, one line of it) as a dict with "response" text, or
+        OllamaUnavailable (also for a line reporting an error)."""
         try:
             reply = json.loads(raw)
         except ValueError as exc:
             raise OllamaUnavailable("Ollama's reply is not JSON.", details=self._details()) from exc
+        if streamed and isinstance(reply, dict) and "error" in reply:
+            error = str(reply["error"])[:300]
+            logger.warning("ollama failed mid-stream: %s", error)
+            raise OllamaUnavailable("Ollama failed while answering.", details=self._details(error=error))
         if not isinstance(reply, dict) or not isinstance(reply.get("response"), str):
             raise OllamaUnavailable('Ollama\'s reply has no "response" text.', details=self._details())
         return reply

@@ -44,6 +44,10 @@ class QueryContext:
     api_key_prefix: str = ""  # the API key that asks, when no user does
     options: dict[str, Any] = field(default_factory=dict)  # as the caller gave them (audit, re-run)
     started_at: datetime = field(default_factory=timezone.now)
+    # The answer is streamed (rag.pipeline.streaming): the executor's `events` yields the
+    # generation stage's text as the model writes it. Not part of the config: the cache key,
+    # the audit row and the result are the same either way.
+    stream: bool = False
 
     # Sanitize, cache lookup, enhancement
     sanitized: SanitizedInput | None = None

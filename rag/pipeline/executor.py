@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
+
+from ragsite.exceptions import ClientDisconnected
 
 from .base import Stage
 from .context import QueryContext, loggable_metadata
@@ -34,11 +36,27 @@ class PipelineExecutor:
 
     def execute(self, ctx: QueryContext) -> QueryContext:
         """Run every stage (see the module docstring); returns the finished context."""
+        events = self.events(ctx)
+        while True:
+            try:
+                next(events)  # nothing comes unless ctx.stream is set; a caller may ignore it
+            except StopIteration as finished:
+                return finished.value
+
+    def events(self, ctx: QueryContext) -> Generator[object, None, QueryContext]:
+        """`execute` as a generator: with `ctx.stream` set, a stage that can stream (has a
+        `stream(ctx)` generator, like the generation stage) yields its events (rag.pipeline.
+        streaming) as they come; returns the finished context. Closing the generator early (the
+        client went away) stops the stage where it is, and the run is recorded as failed with
+        `ClientDisconnected`."""
         try:
             for stage in self.stages:
                 if ctx.halted and not stage.runs_after_halt:
                     continue
-                ctx = self._run(stage, ctx)
+                ctx = yield from self._stage_events(stage, ctx)
+        except GeneratorExit:
+            ctx.failure = ClientDisconnected()
+            raise
         except Exception as exc:
             ctx.failure = exc
             raise
@@ -56,8 +74,22 @@ class PipelineExecutor:
         return ctx
 
     def _run(self, stage: Stage, ctx: QueryContext, *, always: bool = False) -> QueryContext:
+        """Run one stage without streaming (the finally-stages, a refusal's record)."""
+        steps = self._stage_events(stage, ctx, always=always, streaming=False)
+        try:
+            next(steps)
+        except StopIteration as finished:
+            return finished.value
+        raise AssertionError("a stage run without streaming yielded an event")  # pragma: no cover
+
+    def _stage_events(
+        self, stage: Stage, ctx: QueryContext, *, always: bool = False, streaming: bool = True
+    ) -> Generator[object, None, QueryContext]:
         started = time.perf_counter()
         try:
+            stream = getattr(stage, "stream", None)
+            if streaming and ctx.stream and stream is not None:
+                return (yield from stream(ctx))
             return stage.run(ctx)
         except Exception as exc:
             if stage.critical and not always:

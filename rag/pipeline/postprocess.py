@@ -69,7 +69,7 @@ _MARKERS_AFTER = r"(?:\s*\[[^\[\]\n]{1,200}\])"
 _SENTENCE_END = re.compile(
     rf"(?:[.!?][\"'\u201d\u2019)]*{_MARKERS_AFTER}*|[\"\u201d]{_MARKERS_AFTER}+)(?=[\s;]|$)"
 )
-_ANSWER_FIELD = re.compile(r'"answer"\s*:\s*"')
+ANSWER_FIELD = re.compile(r'"answer"\s*:\s*"')
 _CITATIONS_FIELD = re.compile(r'"citations"\s*:\s*\[')
 TRUNCATED_DISCLAIMER = (
     "The model's reply was cut off at the max_new_tokens limit: only its complete sentences are shown."
@@ -178,16 +178,16 @@ def salvaged_json(text: str) -> dict | None:
     """What a JSON reply cut off before its end still holds: {"answer": its complete sentences
     (all of it when its string was closed), "citations": the citation objects listed in full}.
     None when `text` has no "answer" field."""
-    field = _ANSWER_FIELD.search(text)
+    field = ANSWER_FIELD.search(text)
     if field is None:
         return None
-    answer, closed = _json_string_prefix(text, field.end())
+    answer, closed = json_string_prefix(text, field.end())
     if not closed:
         answer = complete_sentences(answer)
     return {"answer": answer, "citations": _complete_items(text, field.end())}
 
 
-def _json_string_prefix(text: str, start: int) -> tuple[str, bool]:
+def json_string_prefix(text: str, start: int) -> tuple[str, bool]:
     """The JSON string starting at `start` (just after its opening quote), decoded as far as it
     goes, and whether its closing quote was reached."""
     end = start

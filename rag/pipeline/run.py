@@ -1,9 +1,11 @@
 """The one entry point that runs a query through the pipeline: the sync API, the Celery job, the
-dry-run simulation and `rag.service.RAGService` all call `run_query`."""
+dry-run simulation and `rag.service.RAGService` all call `run_query`; a streamed answer
+(`"stream": true`) calls `stream_query`, the same stages with the generation's text yielded."""
 
 from __future__ import annotations
 
 import inspect
+from collections.abc import Generator
 
 from rag.retrieval.service import Reader
 from ragsite.exceptions import InvalidQuery, NotFound
@@ -82,14 +84,38 @@ def run_query(
     `user_id` or `api_key_prefix` name the caller for the audit trail and conversation history.
     """
     ctx = _context(tenant, question, reader, user_id, api_key_prefix, request_id, options)
+    return _configured(ctx, executor, options).execute(ctx)
+
+
+def stream_query(
+    *,
+    tenant: Tenant,
+    question,
+    reader: Reader | None = None,
+    user_id: int | None = None,
+    api_key_prefix: str = "",
+    request_id: str | None = None,
+    **options,
+) -> tuple[QueryContext, Generator[object, None, QueryContext]]:
+    """`run_query` with the answer streamed: returns the context and the executor's `events`
+    (rag.pipeline.streaming), which run the stages as they are pulled, yield the generation's text
+    as the model writes it and return the finished context (cached, audited and counted as
+    `run_query`'s). Raises at once what `run_query` raises before its first stage; pulling the
+    events raises the stages' errors. Closing the events early records `ClientDisconnected`."""
+    ctx = _context(tenant, question, reader, user_id, api_key_prefix, request_id, options)
+    ctx.stream = True
+    return ctx, _configured(ctx, None, options).events(ctx)
+
+
+def _configured(ctx: QueryContext, executor: PipelineExecutor | None, options: dict) -> PipelineExecutor:
+    """Validate `options` into `ctx.config` (a refusal is recorded, then raised); returns the executor."""
     try:
-        ctx.config = _checked_config(tenant, options)
+        ctx.config = _checked_config(ctx.tenant, options)
     except (InvalidQuery, NotFound) as exc:
         (executor or default_executor()).record_refusal(ctx, exc)
         raise
     # agentic may come as an option or inside config_metadata: the validated config decides.
-    executor = executor or default_executor(agentic=ctx.config.agentic)
-    return executor.execute(ctx)
+    return executor or default_executor(agentic=ctx.config.agentic)
 
 
 def simulate_query(

@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import logging
+from collections.abc import Generator
 from datetime import timedelta
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -22,7 +23,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from rag.pipeline.context import QueryContext
-from rag.pipeline.run import reserved_option_errors, run_query, validate_query
+from rag.pipeline.run import reserved_option_errors, run_query, stream_query, validate_query
 from ragsite.exceptions import (
     ApplicationError,
     Conflict,
@@ -53,15 +54,26 @@ def query_run(*, caller: Caller, question, options: dict, request_id: str | None
     """Answer `question` with the request's `options` now, for `caller` (whose role decides which
     confidential text is read)."""
     _refuse_reserved(options)
-    return run_query(
-        tenant=caller.tenant,
-        question=question,
-        reader=caller.reader,
-        user_id=caller.user_id,
-        api_key_prefix=caller.api_key_prefix,
-        request_id=request_id,
-        **options,
-    )
+    return run_query(question=question, request_id=request_id, **_asked_by(caller), **options)
+
+
+def query_stream(
+    *, caller: Caller, question, options: dict
+) -> tuple[QueryContext, Generator[object, None, QueryContext]]:
+    """`query_run` with the answer streamed (rag.pipeline.run.stream_query): the context and the
+    events to pull. Raises at once what `query_run` raises before the pipeline's first stage."""
+    _refuse_reserved(options)
+    return stream_query(question=question, **_asked_by(caller), **options)
+
+
+def _asked_by(caller: Caller) -> dict:
+    """The pipeline's arguments naming who asks (tenant, reader, user or API key)."""
+    return {
+        "tenant": caller.tenant,
+        "reader": caller.reader,
+        "user_id": caller.user_id,
+        "api_key_prefix": caller.api_key_prefix,
+    }
 
 
 def request_fingerprint(*, question, mode: str, options: dict) -> str:

@@ -1,6 +1,8 @@
-// The ask page: sends the question with its options to POST /api/v1/rag/query (sync, or async with
-// a job to poll), shows live status, and renders the answer: citation markers linked to their
-// passages, flags, confidence, clickable follow-ups and per-stage timing.
+// The ask page: sends the question with its options to POST /api/v1/rag/query (streamed, or async
+// with a job to poll), shows live status, and renders the answer: citation markers linked to their
+// passages, flags, confidence, clickable follow-ups and per-stage timing. A streamed answer shows
+// the model's draft text as it is written, then the verified answer in its place; if streaming
+// fails before the answer is complete, the question is asked again without it.
 "use strict";
 
 (() => {
@@ -139,6 +141,9 @@
     }
     answerBox.append(el("h2", { text: "Answer" }), badges);
     if (result.answer) answerBox.append(answerParagraph(result.answer, citations));
+    if (result.replaces_streamed_text) {
+      answerBox.append(el("p", { class: "notice", "data-flag": "replaced", text: "Checking the citations changed the answer: this replaces the draft shown while it was written." }));
+    }
     if (result.message) answerBox.append(el("p", { class: "notice", text: result.message }));
     const candidates = (result.clarification && result.clarification.candidates) || [];
     if (candidates.length) {
@@ -272,6 +277,80 @@
     answerBox.replaceChildren(el("p", { class: "error", role: "alert", text: Lexrag.errorText(result) }));
   }
 
+  // One Server-Sent Event ("event: name" and "data: {json}" lines) as {name, data}; null if unreadable.
+  function parseEvent(block) {
+    let name = "message", data = "";
+    for (const line of block.split("\n")) {
+      if (line.startsWith("event:")) name = line.slice(6).trim();
+      else if (line.startsWith("data:")) data += line.slice(5).trim();
+    }
+    try { return { name, data: JSON.parse(data) }; } catch (_) { return null; }
+  }
+
+  // The draft while the model writes: plain text (never HTML), replaced by render() at the end.
+  function showDraft(sources) {
+    const text = el("p", { class: "answer-text draft" });
+    const note = sources.length ? `Writing from ${sources.length} passage(s); citations are checked when it is done…` : "Writing…";
+    answerBox.replaceChildren(el("h2", { text: "Answer" }), text, el("p", { class: "notice draft-note", text: note }));
+    answerBox.hidden = false;
+    return text;
+  }
+
+  // Asks with "stream": true and renders the events (meta, delta…, then result or error). Resolves
+  // true once a result or an error is shown, false when streaming did not work (no stream, the
+  // connection dropped before the end): the caller then asks without streaming.
+  async function streamAnswer(body, onFirstEvent) {
+    let response;
+    try {
+      response = await fetch("/api/v1/rag/query", {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { Accept: "text/event-stream", "Content-Type": "application/json", "X-CSRFToken": Lexrag.csrfToken() },
+        body: JSON.stringify({ ...body, stream: true }),
+      });
+    } catch (_) {
+      return false;
+    }
+    const type = response.headers.get("Content-Type") || "";
+    if (!type.startsWith("text/event-stream") || !response.body) {
+      if (!type.startsWith("application/json")) return false;
+      const parsed = await response.json().catch(() => null); // refused before streaming began
+      if (!response.ok) showError({ status: response.status, body: parsed });
+      else {
+        render(parsed);
+        answered(body.query, parsed);
+      }
+      return true;
+    }
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "", draft = null;
+    for (;;) {
+      let chunk;
+      try { chunk = await reader.read(); } catch (_) { return false; }
+      if (chunk.done) return false; // ended without its result
+      buffer += chunk.value.replace(/\r\n/g, "\n");
+      let end;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const event = parseEvent(buffer.slice(0, end));
+        buffer = buffer.slice(end + 2);
+        if (!event) continue;
+        if (event.name === "meta") {
+          onFirstEvent();
+          draft = showDraft(event.data.sources || []);
+        } else if (event.name === "delta" && draft) {
+          draft.append(event.data.text);
+        } else if (event.name === "result") {
+          render(event.data);
+          answered(body.query, event.data);
+          return true;
+        } else if (event.name === "error") {
+          showError({ status: event.data.status, body: event.data });
+          return true;
+        }
+      }
+    }
+  }
+
   async function pollJob(pollUrl, started, query) {
     for (;;) {
       const result = await Lexrag.api(pollUrl);
@@ -398,6 +477,8 @@
     const started = performance.now();
     const ticker = setInterval(() => { statusLine.textContent = `Searching and answering… ${((performance.now() - started) / 1000).toFixed(1)} s`; }, 200);
     try {
+      const writing = () => { clearInterval(ticker); statusLine.textContent = "Writing the answer…"; };
+      if (body.mode !== "async" && await streamAnswer(body, writing)) return;
       const result = await Lexrag.api("/api/v1/rag/query", { method: "POST", body });
       clearInterval(ticker);
       if (!result.ok) showError(result);

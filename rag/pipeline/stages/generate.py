@@ -1,12 +1,16 @@
-"""Stage 10: call the model provider (RAG_LLM_PROVIDER) with the built prompt."""
+"""Stage 10: call the model provider (RAG_LLM_PROVIDER) with the built prompt; when the answer is
+streamed (`ctx.stream`), take the reply as the model writes it (rag.pipeline.streaming)."""
 
 from __future__ import annotations
 
+from collections.abc import Generator
+
 from rag.llm import get_provider
-from rag.llm.base import Generation, GenerationRequest, Source
+from rag.llm.base import Generation, GenerationRequest, Source, generate_streamed
 from templates_admin.rendering import RenderedPrompt
 
 from ..context import QueryContext
+from ..streaming import GenerationStarted, answer_deltas
 
 
 def call_model(
@@ -20,9 +24,21 @@ def call_model(
     question over the whole context (with the reasoning steps' findings, if any); a reasoning step
     passes its sub-`question` and its own `sources`.
     Raises `LLMUnavailable` (503), `GenerationTimeout` (504) or `ConfigurationError` (503)."""
+    generation = get_provider().generate(_request(ctx, prompt, question=question, sources=sources))
+    ctx.generations.append(generation)
+    return generation
+
+
+def _request(
+    ctx: QueryContext,
+    prompt: RenderedPrompt,
+    *,
+    question: str | None = None,
+    sources: tuple[Source, ...] = (),
+) -> GenerationRequest:
     step = question is not None
     reasoning = ctx.reasoning
-    request = GenerationRequest(
+    return GenerationRequest(
         system=prompt.system,
         prompt=prompt.user,
         question=question if step else ctx.search_query,
@@ -36,9 +52,6 @@ def call_model(
         findings=reasoning.findings() if reasoning and not step else (),
         each_document=_each_document(ctx) if not step else (),
     )
-    generation = get_provider().generate(request)
-    ctx.generations.append(generation)
-    return generation
 
 
 class GenerateStage:
@@ -47,7 +60,18 @@ class GenerateStage:
     runs_after_halt = False
 
     def run(self, ctx: QueryContext) -> QueryContext:
-        generation = call_model(ctx, ctx.prompt)
+        return self._noted(ctx, call_model(ctx, ctx.prompt))
+
+    def stream(self, ctx: QueryContext) -> Generator[object, None, QueryContext]:
+        """`run`, yielding `GenerationStarted` and then the answer's text as `AnswerDelta`s as the
+        provider writes it; the generation is recorded once the reply is complete."""
+        yield GenerationStarted()
+        chunks = generate_streamed(get_provider(), _request(ctx, ctx.prompt))
+        generation = yield from answer_deltas(chunks)
+        ctx.generations.append(generation)
+        return self._noted(ctx, generation)
+
+    def _noted(self, ctx: QueryContext, generation: Generation) -> QueryContext:
         ctx.note(
             self.name,
             provider=generation.provider,
