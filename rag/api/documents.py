@@ -62,6 +62,10 @@ class DocumentOutputSerializer(serializers.Serializer):
     error_type = serializers.CharField(help_text='Why ingestion failed, e.g. "EncryptedDocument"; "" if not.')
     error_message = serializers.CharField()
     page_count = serializers.IntegerField()
+    ocr_confidence = serializers.DictField(
+        child=serializers.FloatField(),
+        help_text='Pages read by OCR: {"<page>": mean word confidence 0-100}; {} when none was.',
+    )
     chunk_count = serializers.IntegerField()
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()

@@ -17,6 +17,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from rag import selectors, services
+from rag.ingest import scans
 from rag.models import DocType, Sensitivity
 from rag.pipeline.config import MAX_REASONING_DEPTH
 from rag.queries import selectors as query_selectors
@@ -121,12 +122,16 @@ def document(request, document_id: int):
         return _not_found(request)
     readable = reading.may_read(found, caller.reader)
     views, flagged = [], []
+    low_ocr = scans.low_confidence_pages(found.ocr_confidence)
     if readable and found.text:
         chunks = selectors.chunk_list(tenant=tenant, document_id=found.pk)
         starts = reading.page_starts(found, chunks.values_list("page_start", "char_start"))
         views = reading.pages(found.text, starts, _mark(request, len(found.text)))
+        views = reading.with_ocr(views, found.ocr_confidence, low_ocr)
         flagged = reading.flagged_passages(chunks.exclude(injection_flags=[]))
-    context = _context(request, document=found, pages=views, readable=readable, flagged=flagged)
+    context = _context(
+        request, document=found, pages=views, readable=readable, flagged=flagged, low_ocr=low_ocr.items()
+    )
     return render(request, "web/document.html", context)
 
 
