@@ -140,7 +140,8 @@ class CaseDocumentsApi(TenantApiView):
         # Empty files pass here: the service reports them with the other bad files, all at once.
         files = serializers.ListField(
             child=serializers.FileField(allow_empty_file=True),
-            help_text="One or more PDF, DOCX or TXT files: repeat the field for each.",
+            help_text="One or more PDF, DOCX or TXT files or scans (PNG, JPEG, TIFF; read by OCR): "
+            "repeat the field for each.",
         )
         title = serializers.CharField(
             max_length=300,
@@ -205,10 +206,11 @@ class CaseDocumentsApi(TenantApiView):
             413: error_response(
                 "Too many files (RAG_MAX_FILES_PER_UPLOAD) or a file over RAG_MAX_UPLOAD_MB "
                 "(details.files names each bad file), or QuotaExceeded: the tenant's documents or "
-                "bytes limit would be passed (details: limit, allowed, used, adding). Nothing was stored."
+                "bytes limit would be passed (details: limit, allowed, used, adding), or OCRLimitExceeded: "
+                "an image over RAG_OCR_MAX_PAGES frames or RAG_OCR_MAX_PIXELS per page. Nothing was stored."
             ),
             415: error_response(
-                "Not multipart, or a file is not a PDF, DOCX or TXT document (judged by its bytes); "
+                "Not multipart, or a file is not a PDF, DOCX, TXT, PNG, JPEG or TIFF (judged by its bytes); "
                 "details.files names each bad file. Nothing was stored."
             ),
             429: _TOO_MANY_INGEST_JOBS,
