@@ -88,8 +88,18 @@ TEXT_PAGE = [
     "This Agreement is made between Acme Corp and Globex LLC.",
     "Section 1. Services. The Supplier shall provide the Services.",
 ]
-SCANNED_PAGE = ["Section 2. Payment", "", "The Customer shall pay each invoice", "within thirty days of receipt."]
-SECOND_SCANNED_PAGE = ["Section 3. Term", "", "This Agreement continues for two years", "unless terminated earlier."]
+SCANNED_PAGE = [
+    "Section 2. Payment",
+    "",
+    "The Customer shall pay each invoice",
+    "within thirty days of receipt.",
+]
+SECOND_SCANNED_PAGE = [
+    "Section 3. Term",
+    "",
+    "This Agreement continues for two years",
+    "unless terminated earlier.",
+]
 
 
 def mixed_pdf() -> bytes:

@@ -60,7 +60,9 @@ def with_ocr(views: list[PageView], confidence: dict, low: dict[int, float]) -> 
     `low` (`scans.low_confidence_pages`) marked for checking against the original."""
     read = {int(page): float(value) for page, value in (confidence or {}).items()}
     return [
-        replace(view, ocr_confidence=read[view.number], ocr_low=view.number in low) if view.number in read else view
+        replace(view, ocr_confidence=read[view.number], ocr_low=view.number in low)
+        if view.number in read
+        else view
         for view in views
     ]
 

@@ -245,7 +245,7 @@ def test_awkward_but_readable_files_are_ingested(case, upload, name):
     _assert_exact_offsets(document)
 
 
-def _unreadable(*_args):
+def _unreadable(*_args, **_options):
     raise errors.CorruptDocument()
 
 

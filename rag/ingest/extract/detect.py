@@ -6,8 +6,8 @@ import os
 import re
 import zipfile
 
-from rag.ingest.extract.document import MIME_TYPES
 from rag.ingest.extract.detect_image import IMAGE_EXTENSION_KINDS, IMAGE_KIND_NAMES, image_kind
+from rag.ingest.extract.document import MIME_TYPES
 from rag.ingest.extract.docx import MAIN_PART, OLE_MAGIC, ZIP_ERRORS, is_encrypted_office_file, open_zip
 from rag.ingest.extract.txt import looks_like_text
 from ragsite.exceptions import DocumentTooComplex, EmptyFile, UnsupportedMediaType
@@ -137,7 +137,8 @@ def detect_kind(data: bytes, filename: str) -> tuple[str, str]:
 
     Raises EmptyFile for zero bytes, and UnsupportedMediaType when the content is not a PDF, DOCX or
     TXT document or a PNG/JPEG/TIFF image, or when the name ends in .pdf/.docx/.txt/.png/... (or
-    another known type such as .exe or .gif) that does not match the content. Other or missing extensions are judged by content alone.
+    another known type such as .exe or .gif) that does not match the content. Other or missing
+    extensions are judged by content alone.
     """
     if not data:
         raise EmptyFile()

@@ -13,7 +13,7 @@ _MAGIC = (
 
 
 def image_kind(data: bytes) -> str | None:
-    """"png", "jpeg" or "tiff" when `data` starts like one, else None."""
+    """ "png", "jpeg" or "tiff" when `data` starts like one, else None."""
     for magic, kind in _MAGIC:
         if data.startswith(magic):
             return kind

@@ -96,7 +96,9 @@ class Tesseract:
             ) from exc
         if result.returncode != 0:
             message = result.stderr.decode(errors="replace").strip().splitlines()
-            raise _unavailable(self.command, f"Tesseract failed ({message[-1] if message else result.returncode})")
+            raise _unavailable(
+                self.command, f"Tesseract failed ({message[-1] if message else result.returncode})"
+            )
         return parse_tsv(result.stdout.decode("utf-8", errors="replace"))
 
 

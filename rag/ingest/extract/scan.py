@@ -85,7 +85,8 @@ def _open_image(data: bytes, max_pixels: int) -> Image.Image:
             return Image.open(io.BytesIO(data))
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
         raise OCRLimitExceeded(
-            f"The image is too large to read by OCR: at most {max_pixels:,} pixels per page (RAG_OCR_MAX_PIXELS).",
+            f"The image is too large to read by OCR: at most {max_pixels:,} pixels per page "
+            "(RAG_OCR_MAX_PIXELS).",
             details={"max_pixels": max_pixels},
         ) from exc
     except (UnidentifiedImageError, OSError, ValueError) as exc:
@@ -204,10 +205,14 @@ def read_pdf_scans(data: bytes, texts: list[str], ocr: OcrOptions) -> tuple[list
         pdf.close()
 
 
-def _scanned_document(texts: list[str], confidence: dict[int, float], mime: str, kind: str) -> ExtractedDocument:
+def _scanned_document(
+    texts: list[str], confidence: dict[int, float], mime: str, kind: str
+) -> ExtractedDocument:
     text, pages = assemble_pages(texts)
     if not has_visible_text(text):
-        raise NoExtractableText("No extractable text: OCR found no text in the image.", details={"pages": len(pages)})
+        raise NoExtractableText(
+            "No extractable text: OCR found no text in the image.", details={"pages": len(pages)}
+        )
     return ExtractedDocument(
         text=text,
         kind=kind,
