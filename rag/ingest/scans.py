@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from django.conf import settings
 
 from .extract import IMAGE_MIMES, OcrOptions
 from .extract.ocr import Tesseract
+from ragsite.exceptions import OCRUnavailable
 from .extract.scan import image_check
 
 # Progress while pages are read: from 1 % up to (not including) this; chunking starts at 5, but a
@@ -53,3 +55,23 @@ def low_confidence_pages(ocr_confidence: dict) -> dict[int, float]:
     threshold = settings.RAG_OCR_LOW_CONFIDENCE
     pages = {int(page): float(value) for page, value in (ocr_confidence or {}).items()}
     return {page: pages[page] for page in sorted(pages) if pages[page] < threshold}
+
+
+def ocr_status() -> dict:
+    """OCR for /api/v1/health: "ready" when the binary runs and has every RAG_OCR_LANGUAGES data
+    file, "unavailable" otherwise (scans would fail). Checked once per process and setting."""
+    return dict(_ocr_status(settings.RAG_OCR_TESSERACT_CMD, settings.RAG_OCR_LANGUAGES))
+
+
+@functools.lru_cache(maxsize=4)
+def _ocr_status(command: str, languages: str) -> tuple:
+    report = {"engine": "tesseract", "command": command, "languages": languages}
+    try:
+        installed = tesseract().languages_installed()
+    except (OCRUnavailable, ValueError) as exc:
+        return tuple({**report, "status": "unavailable", "detail": str(exc)[:200]}.items())
+    missing = [language for language in languages.split("+") if language not in installed]
+    if missing:
+        detail = f"no language data for {', '.join(missing)} (Debian: tesseract-ocr-<lang>)"
+        return tuple({**report, "status": "unavailable", "detail": detail}.items())
+    return tuple({**report, "status": "ready"}.items())

@@ -324,7 +324,7 @@ RAG_OCR_MAX_PAGES = env.int("RAG_OCR_MAX_PAGES", default=500)
 RAG_OCR_MAX_PIXELS = env.int("RAG_OCR_MAX_PIXELS", default=40_000_000)
 RAG_OCR_PAGE_TIMEOUT = env.float("RAG_OCR_PAGE_TIMEOUT", default=120.0)
 # Pages read with a mean word confidence (0-100) under this are flagged in the document viewer.
-RAG_OCR_LOW_CONFIDENCE = env.float("RAG_OCR_LOW_CONFIDENCE", default=80.0)
+RAG_OCR_LOW_CONFIDENCE = env.float("RAG_OCR_LOW_CONFIDENCE", default=90.0)
 
 # --- Query input (orchestration spec) -----------------------------------------------------------
 RAG_MAX_QUERY_LENGTH = env.int("RAG_MAX_QUERY_LENGTH", default=500)
