@@ -7,9 +7,10 @@ from collections.abc import Callable
 
 from django.conf import settings
 
+from ragsite.exceptions import OCRUnavailable
+
 from .extract import IMAGE_MIMES, OcrOptions
 from .extract.ocr import Tesseract
-from ragsite.exceptions import OCRUnavailable
 from .extract.scan import image_check
 
 # Progress while pages are read: from 1 % up to (not including) this; chunking starts at 5, but a

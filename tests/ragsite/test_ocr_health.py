@@ -12,7 +12,8 @@ pytestmark = pytest.mark.django_db
 @needs_tesseract
 def test_health_reports_tesseract_ready(api_client):
     body = api_client.get("/api/v1/health").json()
-    assert body["ocr"] == {"engine": "tesseract", "command": "tesseract", "languages": "eng", "status": "ready"}
+    expected = {"engine": "tesseract", "command": "tesseract", "languages": "eng", "status": "ready"}
+    assert body["ocr"] == expected
 
 
 def test_a_missing_tesseract_degrades_health(api_client, settings):
