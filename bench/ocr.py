@@ -12,8 +12,9 @@ scans (`rag.ingest.extract.extract` with the real Tesseract):
 
 For each way it prints pages/s (drawing + OCR, one process, Tesseract on one thread), the
 character accuracy 1 - CER (Levenshtein distance / reference length, whitespace collapsed on both
-sides) and the mean word confidence Tesseract reported, so RAG_OCR_LOW_CONFIDENCE can be set
-against accuracy. Needs no database.
+sides; a page where nothing was recognised counts 0 and is counted under "no text") and the mean
+word confidence Tesseract reported, so RAG_OCR_LOW_CONFIDENCE can be set against accuracy. Needs no
+database.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rag.ingest.extract import OcrOptions, extract
 from rag.ingest.extract.ocr import Tesseract
+from ragsite.exceptions import NoExtractableText
 
 CORPUS = Path("/work/shared/eval/cuad-full-corpus/cuad")
 SCAN_DPI = 200
@@ -135,7 +137,12 @@ def main() -> None:
             for reference, image in scans:
                 data = as_file(image, image_format)
                 started = time.perf_counter()
-                document = extract(data, kind, ocr=options)
+                try:
+                    document = extract(data, kind, ocr=options)
+                except NoExtractableText:  # nothing recognised: no characters right
+                    seconds += time.perf_counter() - started
+                    accuracies.append(0.0)
+                    continue
                 seconds += time.perf_counter() - started
                 accuracies.append(accuracy(reference, document.text))
                 confidences.extend(document.ocr_confidence.values())
@@ -148,19 +155,20 @@ def main() -> None:
                     "s_per_page": seconds / len(scans),
                     "accuracy": statistics.mean(accuracies),
                     "worst_accuracy": min(accuracies),
-                    "confidence": statistics.mean(confidences),
-                    "lowest_confidence": min(confidences),
+                    "confidence": statistics.mean(confidences) if confidences else 0.0,
+                    "lowest_confidence": min(confidences, default=0.0),
+                    "nothing_recognised": len(scans) - len(confidences),
                 }
             )
 
     print(f"OCR benchmark: {args.pages} CUAD pages ({SCAN_DPI} dpi scans, ~2,200 characters each)")
-    header = ("noise", "way", "pages/s", "s/page", "1-CER", "worst", "conf", "min conf")
-    print("{:6} {:34} {:>8} {:>7} {:>7} {:>7} {:>6} {:>9}".format(*header))
+    header = ("noise", "way", "pages/s", "s/page", "1-CER", "worst", "conf", "min conf", "no text")
+    print("{:6} {:34} {:>8} {:>7} {:>7} {:>7} {:>6} {:>9} {:>8}".format(*header))
     for row in rows:
         print(
             f"{row['noise']:6} {row['way']:34} {row['pages_per_s']:8.2f} {row['s_per_page']:7.2f} "
             f"{row['accuracy']:7.1%} {row['worst_accuracy']:7.1%} "
-            f"{row['confidence']:6.1f} {row['lowest_confidence']:9.1f}"
+            f"{row['confidence']:6.1f} {row['lowest_confidence']:9.1f} {row['nothing_recognised']:8}"
         )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))

@@ -109,9 +109,7 @@ def image_check(data: bytes, *, max_pages: int, max_pixels: int) -> None:
     try:
         image = _open_image(data, max_pixels)
         sizes = _frame_sizes(image, max_pages)
-    except CorruptDocument:
-        return
-    except (OSError, ValueError, EOFError):
+    except (CorruptDocument, OSError, ValueError, EOFError):
         return
     if len(sizes) > max_pages:
         raise _too_many_pages(getattr(image, "n_frames", len(sizes)), max_pages)
@@ -182,7 +180,10 @@ def pages_to_read(pdf: pdfium.PdfDocument, texts: list[str]) -> list[int]:
 
 def read_pdf_scans(data: bytes, texts: list[str], ocr: OcrOptions) -> tuple[list[str], dict[int, float]]:
     """`texts` (the text layer, one string a page) with the scanned pages' text read by OCR, and the
-    confidence of each page read. All bounds are checked before the first page is read."""
+    confidence of each page read. All bounds are checked before the first page is read. A PDF whose
+    every page has a real text layer is returned as it is, without PDFium even opening it."""
+    if all(visible_length(text) >= SPARSE_TEXT_LAYER for text in texts):
+        return texts, {}
     pdf = _open_pdf(data)
     try:
         numbers = pages_to_read(pdf, texts)
