@@ -28,6 +28,7 @@ def test_a_low_confidence_page_gets_a_note_to_check_the_original(mixed_document,
     note = f"Page 2 was read by OCR (confidence {confidence} %) — check the original."
     assert note in html
     assert f'<a href="#page-2">{note}</a>' in html
+    assert "<dd>2 (1 read by OCR)</dd>" in html
     # The note is on page 2 only: page 1 has a text layer.
     page_one = html.split('id="page-1"', 1)[1].split('id="page-2"', 1)[0]
     assert "read by OCR" not in page_one
