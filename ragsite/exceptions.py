@@ -160,6 +160,21 @@ class DocumentTooComplex(UnprocessableDocument):
     default_message = "The document is too large or too deeply nested to process safely."
 
 
+class OCRUnavailable(ApplicationError):
+    """Text recognition is needed (a scan) but Tesseract cannot be run (RAG_OCR_TESSERACT_CMD)."""
+
+    status_code = 503
+    default_message = "Text recognition (OCR) is not available on this server."
+
+
+class OCRLimitExceeded(ApplicationError):
+    """A scan needs more OCR than allowed: pages (RAG_OCR_MAX_PAGES), pixels per page
+    (RAG_OCR_MAX_PIXELS) or seconds per page (RAG_OCR_PAGE_TIMEOUT)."""
+
+    status_code = 413
+    default_message = "The scan is too large to read by OCR."
+
+
 class PromptInjectionDetected(InvalidQuery):
     """The query tries to override the assistant's instructions (`details["patterns"]` names how)."""
 

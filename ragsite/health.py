@@ -15,6 +15,7 @@ from django.db import connection as default_connection
 from kombu import Connection
 
 from rag.ingest.embedding import model_status
+from rag.ingest.scans import ocr_status
 from rag.llm.overrides import ollama_host
 from ragsite import llm_probe
 
@@ -146,6 +147,7 @@ def overall_status(report: dict) -> str:
         or report["broker"]["status"] == UNREACHABLE
         or report["embedding_model"]["status"] == "unavailable"
         or report.get("reranker", {}).get("status") == "unavailable"
+        or report.get("ocr", {}).get("status") == "unavailable"
         or report["llm"]["status"] not in (READY, "configured")
     )
     return "degraded" if degraded else "healthy"
@@ -161,6 +163,7 @@ def health_check(connection=None) -> dict:
         "broker": check_broker(),
         "embedding_model": model_status(),
         "reranker": check_reranker(),
+        "ocr": ocr_status(),
         "llm": check_llm(),
     }
     return {

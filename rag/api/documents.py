@@ -63,6 +63,10 @@ class DocumentOutputSerializer(serializers.Serializer):
     error_type = serializers.CharField(help_text='Why ingestion failed, e.g. "EncryptedDocument"; "" if not.')
     error_message = serializers.CharField()
     page_count = serializers.IntegerField()
+    ocr_confidence = serializers.DictField(
+        child=serializers.FloatField(),
+        help_text='Pages read by OCR: {"<page>": mean word confidence 0-100}; {} when none was.',
+    )
     chunk_count = serializers.IntegerField()
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
@@ -148,7 +152,8 @@ class CaseDocumentsApi(TenantApiView):
         # Empty files pass here: the service reports them with the other bad files, all at once.
         files = serializers.ListField(
             child=serializers.FileField(allow_empty_file=True),
-            help_text="One or more PDF, DOCX or TXT files: repeat the field for each.",
+            help_text="One or more PDF, DOCX or TXT files or scans (PNG, JPEG, TIFF; read by OCR): "
+            "repeat the field for each.",
         )
         title = serializers.CharField(
             max_length=300,
@@ -207,10 +212,11 @@ class CaseDocumentsApi(TenantApiView):
             413: error_response(
                 "Too many files (RAG_MAX_FILES_PER_UPLOAD) or a file over RAG_MAX_UPLOAD_MB "
                 "(details.files names each bad file), or QuotaExceeded: the tenant's documents or "
-                "bytes limit would be passed (details: limit, allowed, used, adding). Nothing was stored."
+                "bytes limit would be passed (details: limit, allowed, used, adding), or OCRLimitExceeded: "
+                "an image over RAG_OCR_MAX_PAGES frames or RAG_OCR_MAX_PIXELS per page. Nothing was stored."
             ),
             415: error_response(
-                "Not multipart, or a file is not a PDF, DOCX or TXT document (judged by its bytes); "
+                "Not multipart, or a file is not a PDF, DOCX, TXT, PNG, JPEG or TIFF (judged by its bytes); "
                 "details.files names each bad file. Nothing was stored."
             ),
             429: _TOO_MANY_INGEST_JOBS,

@@ -28,9 +28,9 @@ from tenants.models import Tenant
 from .. import selectors
 from ..models import Case, Chunk, Document, DocumentStatus, IndexVersion, Sensitivity, TitleSource
 from ..pipeline.sanitize import injection_findings
-from . import embedding, limits, queue, titles
+from . import embedding, limits, queue, scans, titles
 from .chunking import chunk_text, token_estimate
-from .extract import detect_kind, extract
+from .extract import IMAGE_MIMES, detect_kind, extract
 from .normalize import normalize
 
 logger = logging.getLogger(__name__)
@@ -39,6 +39,7 @@ KIND_BY_MIME = {
     "application/pdf": "pdf",
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
     "text/plain": "txt",
+    **{mime: kind for kind, mime in IMAGE_MIMES.items()},  # scans, read by OCR
 }
 # How passages are cut beyond their configured size: never longer than the embedding model reads
 # (chunking.py). Part of index_id(): documents indexed under another rule are reindexed.
@@ -92,11 +93,14 @@ def _check_size(size: int) -> None:
 
 def upload_check(*, filename: str, content: bytes) -> tuple[str, str]:
     """(kind, mime_type) of an acceptable upload; otherwise PayloadTooLarge (413, over
-    RAG_MAX_UPLOAD_MB), EmptyFile (400) or UnsupportedMediaType (415, judged by the bytes)."""
+    RAG_MAX_UPLOAD_MB), EmptyFile (400), UnsupportedMediaType (415, judged by the bytes) or
+    OCRLimitExceeded (413, an image over the OCR bounds)."""
     _check_size(len(content))
     if not content:
         raise EmptyFile(f"{_safe_filename(filename)} is empty.")
-    return detect_kind(content, filename)
+    kind, mime_type = detect_kind(content, filename)
+    scans.upload_scan_check(kind, content)
+    return kind, mime_type
 
 
 def document_upload(
@@ -371,7 +375,8 @@ def _ingest(document: Document) -> Document:
     _set_progress(document, progress=1, stage="extracting text", status=DocumentStatus.PROCESSING)
     with document.file.open("rb") as stored:
         content = stored.read()
-    extracted = extract(content, KIND_BY_MIME[document.mime_type])
+    ocr = scans.ocr_options(lambda progress, stage: _set_progress(document, progress=progress, stage=stage))
+    extracted = extract(content, KIND_BY_MIME[document.mime_type], ocr=ocr)
     _set_title_from_text(document, extracted.text)
 
     _set_progress(document, progress=5, stage="splitting into passages")
@@ -423,6 +428,7 @@ def _ingest(document: Document) -> Document:
         locked.text = extracted.text
         locked.page_count = len(extracted.pages)
         locked.page_starts = [page.start for page in extracted.pages]
+        locked.ocr_confidence = {str(page): value for page, value in extracted.ocr_confidence.items()}
         locked.chunk_count = len(chunks)
         locked.embedding_model = index_id()
         locked.status = DocumentStatus.READY

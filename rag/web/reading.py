@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rag.models import Document, Sensitivity
 from rag.retrieval.service import Reader
@@ -16,6 +16,8 @@ class PageView:
     marked: str  # the part of the marked passage on this page, "" if none
     after: str
     mark_starts: bool = False  # the marked passage starts on this page (its anchor goes here)
+    ocr_confidence: float | None = None  # the page was read by OCR with this mean confidence
+    ocr_low: bool = False  # ... under RAG_OCR_LOW_CONFIDENCE: the reader should check the original
 
 
 def may_read(document: Document, reader: Reader) -> bool:
@@ -51,6 +53,18 @@ def pages(text: str, starts: list[tuple[int, int]], mark: tuple[int, int] | None
         else:
             views.append(PageView(number, text[start:end], "", ""))
     return views
+
+
+def with_ocr(views: list[PageView], confidence: dict, low: dict[int, float]) -> list[PageView]:
+    """`views` with each OCR-read page's confidence (`Document.ocr_confidence`), and the pages in
+    `low` (`scans.low_confidence_pages`) marked for checking against the original."""
+    read = {int(page): float(value) for page, value in (confidence or {}).items()}
+    return [
+        replace(view, ocr_confidence=read[view.number], ocr_low=view.number in low)
+        if view.number in read
+        else view
+        for view in views
+    ]
 
 
 @dataclass(frozen=True)

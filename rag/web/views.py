@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from console.site import page_after_switch
 from rag import selectors, services
+from rag.ingest import scans
 from rag.models import DocType, Sensitivity
 from rag.pipeline.config import MAX_REASONING_DEPTH
 from rag.queries import selectors as query_selectors
@@ -122,10 +123,12 @@ def document(request, document_id: int):
         return _not_found(request)
     readable = reading.may_read(found, caller.reader)
     views, flagged = [], []
+    low_ocr = scans.low_confidence_pages(found.ocr_confidence)
     if readable and found.text:
         chunks = selectors.chunk_list(tenant=tenant, document_id=found.pk)
         starts = reading.page_starts(found, chunks.values_list("page_start", "char_start"))
         views = reading.pages(found.text, starts, _mark(request, len(found.text)))
+        views = reading.with_ocr(views, found.ocr_confidence, low_ocr)
         flagged = reading.flagged_passages(chunks.exclude(injection_flags=[]))
     context = _context(
         request,
@@ -134,6 +137,7 @@ def document(request, document_id: int):
         readable=readable,
         flagged=flagged,
         back_to_answer=_answer_link(request),
+        low_ocr=low_ocr.items(),
     )
     return render(request, "web/document.html", context)
 

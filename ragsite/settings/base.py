@@ -317,6 +317,22 @@ RAG_TENANT_MAX_BYTES = env.int("RAG_TENANT_MAX_BYTES", default=50 * 1024**3)
 # is refused (429, TooManyIngestJobs) until some finish.
 RAG_TENANT_MAX_CONCURRENT_INGESTS = env.int("RAG_TENANT_MAX_CONCURRENT_INGESTS", default=1_000)
 
+# --- OCR (scanned PDF pages, PNG/JPEG/TIFF uploads; rag/ingest/extract/scan.py, ocr.py) ----------
+# The Tesseract binary (a name on PATH or a path); missing -> the document fails with OCRUnavailable.
+RAG_OCR_TESSERACT_CMD = env("RAG_OCR_TESSERACT_CMD", default="tesseract")
+# Tesseract language data to use, "+"-joined (Debian: tesseract-ocr-<lang>).
+RAG_OCR_LANGUAGES = env("RAG_OCR_LANGUAGES", default="eng")
+# PDF pages without text are drawn at this resolution for OCR (300 dpi: Tesseract's sweet spot).
+RAG_OCR_DPI = env.int("RAG_OCR_DPI", default=300)
+# Bounds, refused with OCRLimitExceeded: pages read by OCR per document, pixels per page (a letter
+# page at 300 dpi is 8.4 million; 600 dpi 34 million), seconds Tesseract may spend on one page.
+RAG_OCR_MAX_PAGES = env.int("RAG_OCR_MAX_PAGES", default=500)
+RAG_OCR_MAX_PIXELS = env.int("RAG_OCR_MAX_PIXELS", default=40_000_000)
+RAG_OCR_PAGE_TIMEOUT = env.float("RAG_OCR_PAGE_TIMEOUT", default=120.0)
+# Pages read with a mean word confidence (0-100) under this are flagged in the document viewer.
+# bench/ocr.py: light/medium noise reads at 99-100 % with confidences >= 93, heavy at ~80 % with 83-87.
+RAG_OCR_LOW_CONFIDENCE = env.float("RAG_OCR_LOW_CONFIDENCE", default=90.0)
+
 # --- Query input (orchestration spec) -----------------------------------------------------------
 RAG_MAX_QUERY_LENGTH = env.int("RAG_MAX_QUERY_LENGTH", default=500)
 RAG_MAX_TOKEN_LENGTH = env.int("RAG_MAX_TOKEN_LENGTH", default=2000)

@@ -29,6 +29,7 @@ DOCUMENT_KEYS = {
     *("source_type", "doc_type", "jurisdiction", "document_date", "sensitivity", "metadata"),
     *("status", "stage", "progress", "error_type", "error_message", "page_count", "chunk_count"),
     *("created_at", "updated_at", "indexed_at", "uploaded_by"),
+    "ocr_confidence",
 }
 
 
@@ -148,7 +149,8 @@ def test_the_same_bytes_again_return_the_existing_document(case, member_client):
 
 
 def test_one_bad_file_refuses_the_whole_upload_and_stores_nothing(case, member_client):
-    files = [upload_file("contract.txt"), upload_file("image.png"), upload_file("empty.txt", b"")]
+    gif = b"GIF89a" + bytes(64)  # images other than PNG/JPEG/TIFF (read by OCR) are refused
+    files = [upload_file("contract.txt"), upload_file("image.gif", gif), upload_file("empty.txt", b"")]
     response = _post_files(member_client, case, files)
     # The first bad file's error decides the status; details name every bad file.
     assert response.status_code == 415
@@ -156,7 +158,7 @@ def test_one_bad_file_refuses_the_whole_upload_and_stores_nothing(case, member_c
     assert body["error_type"] == "UnsupportedMediaType"
     assert "2 of 3 files" in body["message"]
     assert [(f["index"], f["filename"], f["error_type"]) for f in body["details"]["files"]] == [
-        (1, "image.png", "UnsupportedMediaType"),
+        (1, "image.gif", "UnsupportedMediaType"),
         (2, "empty.txt", "EmptyFile"),
     ]
     assert all(f["message"] for f in body["details"]["files"])

@@ -181,7 +181,7 @@ def _intact(case, ready_document) -> None:
     ("content", "filename", "error"),
     [
         (b"", "empty.txt", errors.EmptyFile),
-        (fixture_bytes("image.png"), "image.png", errors.UnsupportedMediaType),
+        (b"GIF89a" + bytes(64), "image.gif", errors.UnsupportedMediaType),
         (fixture_bytes("contract.pdf"), "contract.docx", errors.UnsupportedMediaType),
         (fixture_bytes("binary.txt"), "binary.txt", errors.UnsupportedMediaType),
         (fixture_bytes("not_docx.zip"), "archive.docx", errors.UnsupportedMediaType),
@@ -245,7 +245,7 @@ def test_awkward_but_readable_files_are_ingested(case, upload, name):
     _assert_exact_offsets(document)
 
 
-def _unreadable(*_args):
+def _unreadable(*_args, **_options):
     raise errors.CorruptDocument()
 
 

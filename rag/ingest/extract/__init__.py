@@ -1,8 +1,10 @@
 """Bytes of an uploaded file -> extracted text with page boundaries and section titles.
 
 `detect_kind(data, filename)` judges the type from the content and checks the name agrees;
-`extract(data, kind)` returns an `ExtractedDocument` whose page and section spans are character
-offsets into its `text`. Both are pure functions raising `ragsite.exceptions` errors.
+`extract(data, kind, ocr=...)` returns an `ExtractedDocument` whose page and section spans are
+character offsets into its `text`; scans (PDF pages without text, PNG/JPEG/TIFF images) are read by
+OCR when `ocr` (scan.OcrOptions: Tesseract, DPI, bounds, progress) is given. Both raise
+`ragsite.exceptions` errors and touch nothing but their inputs (and the Tesseract they are given).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from rag.ingest.extract.detect import detect_kind
 from rag.ingest.extract.document import (
     DOCX_MIME,
+    IMAGE_MIMES,
     PDF_MIME,
     TXT_MIME,
     ExtractedDocument,
@@ -18,33 +21,41 @@ from rag.ingest.extract.document import (
 )
 from rag.ingest.extract.docx import extract_docx
 from rag.ingest.extract.pdf import extract_pdf
+from rag.ingest.extract.scan import OcrOptions, extract_image
 from rag.ingest.extract.txt import extract_txt
-from ragsite.exceptions import EmptyFile
+from ragsite.exceptions import EmptyFile, OCRUnavailable
 
 __all__ = [
     "DOCX_MIME",
+    "IMAGE_MIMES",
     "PDF_MIME",
     "TXT_MIME",
     "ExtractedDocument",
+    "OcrOptions",
     "PageSpan",
     "SectionSpan",
     "detect_kind",
     "extract",
 ]
 
-_EXTRACTORS = {"pdf": extract_pdf, "docx": extract_docx, "txt": extract_txt}
+_EXTRACTORS = {"docx": extract_docx, "txt": extract_txt}
 
 
-def extract(data: bytes, kind: str) -> ExtractedDocument:
-    """Extract the text of `data`, a file of `kind` ("pdf", "docx" or "txt", from detect_kind()).
+def extract(data: bytes, kind: str, *, ocr: OcrOptions | None = None) -> ExtractedDocument:
+    """Extract the text of `data`, a file of `kind` (from detect_kind()); scans are read by OCR
+    with `ocr` (without it, a PDF's pages without text stay empty and an image is OCRUnavailable).
 
-    Raises EmptyFile, CorruptDocument, EncryptedDocument, NoExtractableText or DocumentTooComplex,
-    each with a message meant for the person who uploaded the file.
+    Raises EmptyFile, CorruptDocument, EncryptedDocument, NoExtractableText, DocumentTooComplex,
+    OCRUnavailable or OCRLimitExceeded, each with a message meant for the person who uploaded the file.
     """
-    try:
-        extractor = _EXTRACTORS[kind]
-    except KeyError:
-        raise ValueError(f"unknown document kind {kind!r}; use detect_kind() first") from None
+    if kind not in _EXTRACTORS and kind not in IMAGE_MIMES and kind != "pdf":
+        raise ValueError(f"unknown document kind {kind!r}; use detect_kind() first")
     if not data:
         raise EmptyFile()
-    return extractor(data)
+    if kind == "pdf":
+        return extract_pdf(data, ocr)
+    if kind in IMAGE_MIMES:
+        if ocr is None:
+            raise OCRUnavailable("Images are read by OCR, which this extraction was not given.")
+        return extract_image(data, kind, ocr)
+    return _EXTRACTORS[kind](data)

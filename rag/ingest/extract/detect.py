@@ -6,34 +6,36 @@ import os
 import re
 import zipfile
 
+from rag.ingest.extract.detect_image import IMAGE_EXTENSION_KINDS, IMAGE_KIND_NAMES, image_kind
 from rag.ingest.extract.document import MIME_TYPES
 from rag.ingest.extract.docx import MAIN_PART, OLE_MAGIC, ZIP_ERRORS, is_encrypted_office_file, open_zip
 from rag.ingest.extract.txt import looks_like_text
 from ragsite.exceptions import DocumentTooComplex, EmptyFile, UnsupportedMediaType
 
-EXTENSION_KINDS = {".pdf": "pdf", ".docx": "docx", ".txt": "txt"}
-KIND_NAMES = {"pdf": "a PDF document", "docx": "a Word (DOCX) document", "txt": "a plain text (TXT) document"}
+EXTENSION_KINDS = {".pdf": "pdf", ".docx": "docx", ".txt": "txt", **IMAGE_EXTENSION_KINDS}
+KIND_NAMES = {
+    "pdf": "a PDF document",
+    "docx": "a Word (DOCX) document",
+    "txt": "a plain text (TXT) document",
+    **IMAGE_KIND_NAMES,
+}
 # Names of other known (mostly binary) types: refused even when the content is acceptable, because
 # a renamed file is more likely a mistake than a document.
 REFUSED_EXTENSIONS = frozenset(
     {
         *(".exe", ".dll", ".msi", ".bat", ".cmd", ".com", ".scr", ".bin", ".so", ".dylib", ".apk", ".jar"),
         *(".iso", ".dmg", ".zip", ".gz", ".tgz", ".7z", ".rar", ".tar", ".bz2", ".xz"),
-        *(".png", ".jpg", ".jpeg", ".gif", ".bmp", ".tif", ".tiff", ".webp", ".heic", ".svg", ".ico"),
+        *(".gif", ".bmp", ".webp", ".heic", ".svg", ".ico"),
         *(".doc", ".dot", ".docm", ".dotx", ".dotm", ".xls", ".xlsx", ".xlsm", ".ppt", ".pptx"),
         *(".odt", ".ods", ".odp", ".rtf", ".pages", ".msg", ".mp3", ".mp4", ".mov", ".avi", ".wav", ".m4a"),
     }
 )
-_SUPPORTED = "a PDF, DOCX or TXT document"
+_SUPPORTED = "a PDF, DOCX or TXT document or a scanned page (PNG, JPEG, TIFF)"
 _OFFICE_HINT = " Open it in Word and save it as .docx or PDF, then upload that file."
 # (magic bytes, short name for details, what to tell the user)
 _SIGNATURES = (
-    (b"\x89PNG\r\n\x1a\n", "png", "a PNG image"),
-    (b"\xff\xd8\xff", "jpeg", "a JPEG image"),
     (b"GIF87a", "gif", "a GIF image"),
     (b"GIF89a", "gif", "a GIF image"),
-    (b"II*\x00", "tiff", "a TIFF image"),
-    (b"MM\x00*", "tiff", "a TIFF image"),
     (OLE_MAGIC, "ole", "an old-style Microsoft Office file (such as .doc, .xls or .ppt)"),
     (b"{\\rtf", "rtf", "a Rich Text Format (RTF) document"),
     (b"\x7fELF", "executable", "a computer program"),
@@ -114,6 +116,8 @@ def _content_kind(data: bytes, extension: str) -> str:
         return _zip_kind(data, extension)
     if is_encrypted_office_file(data) and extension in ("", ".docx"):
         return "docx"  # extract() says it is password-protected
+    if image := image_kind(data):
+        return image
     for magic, detected, description in _SIGNATURES:
         if data.startswith(magic):
             raise _refuse(description, detected, _OFFICE_HINT if detected == "ole" else "")
@@ -132,8 +136,9 @@ def detect_kind(data: bytes, filename: str) -> tuple[str, str]:
     """(kind, mime_type) judged from the content, not the name.
 
     Raises EmptyFile for zero bytes, and UnsupportedMediaType when the content is not a PDF, DOCX or
-    TXT document, or when the name ends in .pdf/.docx/.txt (or another known type such as .exe or
-    .png) that does not match the content. Other or missing extensions are judged by content alone.
+    TXT document or a PNG/JPEG/TIFF image, or when the name ends in .pdf/.docx/.txt/.png/... (or
+    another known type such as .exe or .gif) that does not match the content. Other or missing
+    extensions are judged by content alone.
     """
     if not data:
         raise EmptyFile()

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 PDF_MIME = "application/pdf"
 DOCX_MIME = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 TXT_MIME = "text/plain"
-MIME_TYPES = {"pdf": PDF_MIME, "docx": DOCX_MIME, "txt": TXT_MIME}
+# Scans read by OCR (scan.py), by kind.
+IMAGE_MIMES = {"png": "image/png", "jpeg": "image/jpeg", "tiff": "image/tiff"}
+MIME_TYPES = {"pdf": PDF_MIME, "docx": DOCX_MIME, "txt": TXT_MIME, **IMAGE_MIMES}
+PAGE_SEPARATOR = "\n\n"
 
 
 @dataclass(frozen=True)
@@ -27,11 +30,13 @@ class SectionSpan:
 @dataclass(frozen=True)
 class ExtractedDocument:
     text: str  # the extracted text; all offsets refer to this string
-    kind: str  # "pdf" | "docx" | "txt"
+    kind: str  # "pdf" | "docx" | "txt" | "png" | "jpeg" | "tiff"
     mime_type: str
     pages: list[PageSpan]  # contiguous and in order; docx/txt have one page spanning everything
     sections: list[SectionSpan]  # best effort, may be empty
     encoding: str | None = None  # txt only: the encoding used to decode
+    # Pages read by OCR: {page number: mean word confidence 0-100}; empty when none was.
+    ocr_confidence: dict[int, float] = field(default_factory=dict)
 
     def page_at(self, offset: int) -> int:
         """The number of the page containing char `offset` (0 <= offset < len(text)).
@@ -47,6 +52,24 @@ class ExtractedDocument:
 def single_page(text: str) -> list[PageSpan]:
     """DOCX and TXT have no reliable page breaks: one page covers the whole text."""
     return [PageSpan(number=1, start=0, end=len(text))]
+
+
+def assemble_pages(texts: list[str]) -> tuple[str, list[PageSpan]]:
+    """Pages' texts joined with a blank line, and each page's span; the separator belongs to no page."""
+    pages, parts, offset = [], [], 0
+    for number, text in enumerate(texts, start=1):
+        if number > 1:
+            parts.append(PAGE_SEPARATOR)
+            offset += len(PAGE_SEPARATOR)
+        pages.append(PageSpan(number=number, start=offset, end=offset + len(text)))
+        parts.append(text)
+        offset += len(text)
+    return "".join(parts), pages
+
+
+def visible_length(text: str) -> int:
+    """How many characters of `text` are not whitespace or byte-order marks."""
+    return sum(1 for ch in text if not ch.isspace() and ch != "\ufeff")
 
 
 def has_visible_text(text: str) -> bool:

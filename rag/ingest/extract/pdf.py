@@ -10,14 +10,14 @@ import zlib
 from pypdf import PasswordType, PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedError, PyPdfError
 
-from rag.ingest.extract.document import PDF_MIME, ExtractedDocument, PageSpan, has_visible_text
+from rag.ingest.extract.document import PDF_MIME, ExtractedDocument, assemble_pages, has_visible_text
 from rag.ingest.extract.headings import find_headings
+from rag.ingest.extract.scan import OcrOptions, read_pdf_scans
 from ragsite.exceptions import CorruptDocument, DocumentTooComplex, EncryptedDocument, NoExtractableText
 
 logger = logging.getLogger(__name__)
 
 MAX_PAGES = 5000
-PAGE_SEPARATOR = "\n\n"
 # What pypdf raises on malformed input besides its own errors; converted to CorruptDocument.
 _PARSE_ERRORS = (
     PyPdfError,
@@ -80,8 +80,9 @@ def _page_texts(reader: PdfReader) -> list[str]:
     return texts
 
 
-def extract_pdf(data: bytes) -> ExtractedDocument:
-    """Pages joined with a blank line; the separator belongs to no page's span."""
+def extract_pdf(data: bytes, ocr: OcrOptions | None = None) -> ExtractedDocument:
+    """Pages joined with a blank line; the separator belongs to no page's span. With `ocr`, the
+    pages without a text layer (scans) are read by OCR (`scan.read_pdf_scans`)."""
     # A complete PDF ends with %%EOF (readers look in the last 1024 bytes, some files add padding).
     # Without it the upload was cut off, and pypdf's recovery could silently drop pages.
     if b"%%EOF" not in data[-65536:].rstrip(b"\x00\t\n\f\r ")[-1024:]:
@@ -99,21 +100,23 @@ def extract_pdf(data: bytes) -> ExtractedDocument:
         logger.info("pypdf could not read a PDF: %r", exc)
         raise CorruptDocument("The PDF file is damaged and cannot be read.") from exc
 
-    pages, parts, offset = [], [], 0
-    for number, text in enumerate(texts, start=1):
-        if number > 1:
-            parts.append(PAGE_SEPARATOR)
-            offset += len(PAGE_SEPARATOR)
-        pages.append(PageSpan(number=number, start=offset, end=offset + len(text)))
-        parts.append(text)
-        offset += len(text)
-    text = "".join(parts)
+    confidence: dict[int, float] = {}
+    if ocr is not None:
+        texts, confidence = read_pdf_scans(data, texts, ocr)
+    text, pages = assemble_pages(texts)
     if not has_visible_text(text):
-        raise NoExtractableText(
-            "No extractable text: the PDF has no text layer (it may be a scan). "
-            "Run it through OCR and upload the result.",
-            details={"pages": len(pages)},
+        message = (
+            "No extractable text: OCR found no text on the PDF's pages."
+            if confidence
+            else "No extractable text: the PDF has no text layer (it may be a scan). "
+            "Run it through OCR and upload the result."
         )
+        raise NoExtractableText(message, details={"pages": len(pages)})
     return ExtractedDocument(
-        text=text, kind="pdf", mime_type=PDF_MIME, pages=pages, sections=find_headings(text)
+        text=text,
+        kind="pdf",
+        mime_type=PDF_MIME,
+        pages=pages,
+        sections=find_headings(text),
+        ocr_confidence=confidence,
     )
