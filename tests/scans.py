@@ -29,6 +29,14 @@ def _tesseract_missing() -> bool:
 
 needs_tesseract = pytest.mark.skipif(_tesseract_missing(), reason="tesseract is not installed")
 
+# How the blank scan fixture (tests/fixtures/scanned.pdf) fails: OCR finds no text on it, or, on a
+# machine without Tesseract, OCR cannot run. Either way it fails cleanly, with its reason.
+BLANK_SCAN_ERROR, BLANK_SCAN_REASON = (
+    ("OCRUnavailable", "OCR")
+    if shutil.which("tesseract") is None
+    else ("NoExtractableText", "No extractable text")
+)
+
 
 def page_image(lines: list[str], *, size: tuple[int, int] = PAGE_SIZE, font_size: int = 22) -> Image.Image:
     """A white grayscale page with `lines` of black text (a blank line separates paragraphs)."""

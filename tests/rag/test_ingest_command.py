@@ -8,6 +8,7 @@ from django.core.management import CommandError, call_command
 
 from rag.models import Case, Document, DocumentStatus
 from tests.rag.conftest import FIXTURES
+from tests.scans import BLANK_SCAN_REASON
 
 pytestmark = pytest.mark.django_db
 
@@ -38,7 +39,7 @@ def test_ingest_folder_recursively_with_summary(tenant, folder):
     )
     summary = out.getvalue()
     assert "2 ok, 1 duplicate, 1 failed" in summary
-    assert "scan.pdf" in summary and "No extractable text" in summary
+    assert "scan.pdf" in summary and BLANK_SCAN_REASON in summary
     case = Case.objects.get(tenant=tenant, name="Bulk matter")
     ready = Document.objects.for_tenant(tenant).filter(case=case, status=DocumentStatus.READY)
     assert ready.count() == 2

@@ -12,6 +12,7 @@ from rag.models import Chunk, Document, DocumentStatus, TitleSource
 from rag.retrieval import routing
 from ragsite import exceptions as errors
 from tests.rag.conftest import fixture_bytes
+from tests.scans import BLANK_SCAN_ERROR
 
 pytestmark = pytest.mark.django_db
 
@@ -208,7 +209,7 @@ def test_over_the_size_limit_is_413(case, upload, ready_document, settings):
     [
         ("corrupt.pdf", "CorruptDocument"),
         ("encrypted.pdf", "EncryptedDocument"),
-        ("scanned.pdf", "NoExtractableText"),
+        ("scanned.pdf", BLANK_SCAN_ERROR),
     ],
 )
 def test_unreadable_documents_fail_cleanly(case, upload, ready_document, name, error_type):

@@ -15,6 +15,7 @@ from rag.models import Case, Chunk, Document, DocumentStatus
 from ragsite import demo
 from tenants.models import ApiKey, Membership, Role, Tenant
 from tests.rag.conftest import FIXTURES
+from tests.scans import BLANK_SCAN_REASON
 
 
 def _demo(settings, tmp_path, *, documents: bool = False) -> str:
@@ -138,7 +139,7 @@ def test_a_failing_demo_document_is_reported_and_the_rest_still_load(settings, t
     out = _demo(settings, tmp_path, documents=True)
 
     assert "failed empty.txt: empty.txt is empty." in out
-    assert "failed scanned.pdf: No extractable text" in out
+    assert f"failed scanned.pdf: {BLANK_SCAN_REASON}" in out
     assert "failed crash.txt: Ingestion failed unexpectedly." in out
     assert "ingested contract.txt: 1 page, " in out
     assert "Demo documents: 1 ingested" in out and "3 failed" in out
