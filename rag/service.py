@@ -25,7 +25,7 @@ The spec's constructor arguments:
 - `embedding_model`: must name the model the index was built with (EMBEDDING_MODEL), else a
   `ConfigurationError`; questions are always embedded with that model.
 - `vector_store_url`: accepted and unused: the vector store is pgvector in the application's
-  database (README, "Differences from the specification").
+  database (docs/spec-differences.md).
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ def check_unread_spec_variables(app_configs=None, **kwargs):
     return [
         Warning(
             f"{name} is set but not read: {reason}",
-            hint="Unset it; see the README's 'Differences from the specification'.",
+            hint="Unset it; see docs/spec-differences.md.",
             id="lexrag.W001",
         )
         for name, reason in UNREAD_SPEC_VARIABLES.items()

@@ -43,7 +43,7 @@ _FILTER_ONLY_FIELDS = frozenset({"source"})
 
 @dataclass(frozen=True)
 class QueryConfig:
-    """Validated options of one query. See the README's "Query options" table for each."""
+    """Validated options of one query. See "Query options" in docs/architecture.md for each."""
 
     top_k: int
     similarity_threshold: float | None = None

@@ -1,7 +1,7 @@
 """Settings shared by every environment.
 
-Every variable has a default here and a row in the README's configuration table (a test keeps the
-two in step). `local`, `test` and `production` adjust only what differs.
+Every variable has a default here and a row in the configuration table of docs/configuration.md
+(a test keeps the two in step). `local`, `test` and `production` adjust only what differs.
 """
 
 import hashlib
@@ -382,7 +382,7 @@ VECTOR_STORE_RETRY_BACKOFF_SECONDS = env.float("VECTOR_STORE_RETRY_BACKOFF_SECON
 # HNSW candidate list size (pgvector's hnsw.ef_search, 1..1000); a search uses max(this, k).
 VECTOR_STORE_EF_SEARCH = env.int("VECTOR_STORE_EF_SEARCH", default=200)
 # The specs' VECTOR_STORE_URL, VECTOR_STORE_COLLECTION, MILVUS_* and DEFAULT_TOP_K are not read:
-# ragsite/checks.py warns at start-up when one is set (README, "Differences from the specification").
+# ragsite/checks.py warns at start-up when one is set (docs/spec-differences.md).
 
 # --- Context and response ---------------------------------------------------------------------
 RAG_TOKEN_BUDGET = env.int("RAG_TOKEN_BUDGET", default=3000)
