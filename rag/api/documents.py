@@ -69,6 +69,18 @@ class DocumentOutputSerializer(serializers.Serializer):
     uploaded_by = serializers.CharField(
         source="uploaded_by.username", allow_null=True, help_text="Username; null for API keys."
     )
+    parent_id = serializers.IntegerField(
+        allow_null=True, help_text="The e-mail this document came attached to; null if none."
+    )
+    attachment_ids = serializers.SerializerMethodField(
+        help_text="An e-mail's attachments stored as documents of their own, in upload order."
+    )
+
+    def get_attachment_ids(self, document) -> list[int]:
+        prefetched = getattr(document, "_prefetched_objects_cache", {}).get("attachments")
+        if prefetched is not None:  # a list page (`_documents_page`)
+            return [attachment.pk for attachment in prefetched]
+        return selectors.document_attachment_ids(tenant=document.tenant, document_id=document.pk)
 
 
 class UploadedDocumentOutputSerializer(DocumentOutputSerializer):
@@ -106,6 +118,7 @@ class AllDocumentFilterSerializer(DocumentFilterSerializer):
 
 def _documents_page(view, **filters):
     documents = selectors.document_list(tenant=view.tenant, **filters)
+    documents = documents.prefetch_related(selectors.attachments_prefetch(view.tenant))
     return paginated(view, documents, DocumentOutputSerializer)
 
 
@@ -238,7 +251,7 @@ class CaseDocumentsApi(TenantApiView):
             fields=ingest.DocumentFields(**data),
         )
         documents = []
-        for result in results:
+        for result in (each for top in results for each in top.with_attachments()):
             result.document.duplicate = result.duplicate
             documents.append(result.document)
         body = self.OutputSerializer({"documents": documents}).data

@@ -10,6 +10,7 @@ from __future__ import annotations
 from rag.ingest.extract.detect import detect_kind
 from rag.ingest.extract.document import (
     DOCX_MIME,
+    EML_MIME,
     PDF_MIME,
     TXT_MIME,
     ExtractedDocument,
@@ -17,12 +18,14 @@ from rag.ingest.extract.document import (
     SectionSpan,
 )
 from rag.ingest.extract.docx import extract_docx
+from rag.ingest.extract.email import extract_email
 from rag.ingest.extract.pdf import extract_pdf
 from rag.ingest.extract.txt import extract_txt
 from ragsite.exceptions import EmptyFile
 
 __all__ = [
     "DOCX_MIME",
+    "EML_MIME",
     "PDF_MIME",
     "TXT_MIME",
     "ExtractedDocument",
@@ -32,11 +35,11 @@ __all__ = [
     "extract",
 ]
 
-_EXTRACTORS = {"pdf": extract_pdf, "docx": extract_docx, "txt": extract_txt}
+_EXTRACTORS = {"pdf": extract_pdf, "docx": extract_docx, "txt": extract_txt, "eml": extract_email}
 
 
 def extract(data: bytes, kind: str) -> ExtractedDocument:
-    """Extract the text of `data`, a file of `kind` ("pdf", "docx" or "txt", from detect_kind()).
+    """Extract the text of `data`, a file of `kind` ("pdf", "docx", "txt" or "eml", from detect_kind()).
 
     Raises EmptyFile, CorruptDocument, EncryptedDocument, NoExtractableText or DocumentTooComplex,
     each with a message meant for the person who uploaded the file.

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 PDF_MIME = "application/pdf"
 DOCX_MIME = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 TXT_MIME = "text/plain"
-MIME_TYPES = {"pdf": PDF_MIME, "docx": DOCX_MIME, "txt": TXT_MIME}
+EML_MIME = "message/rfc822"
+MIME_TYPES = {"pdf": PDF_MIME, "docx": DOCX_MIME, "txt": TXT_MIME, "eml": EML_MIME}
 
 
 @dataclass(frozen=True)
@@ -27,11 +28,12 @@ class SectionSpan:
 @dataclass(frozen=True)
 class ExtractedDocument:
     text: str  # the extracted text; all offsets refer to this string
-    kind: str  # "pdf" | "docx" | "txt"
+    kind: str  # "pdf" | "docx" | "txt" | "eml"
     mime_type: str
     pages: list[PageSpan]  # contiguous and in order; docx/txt have one page spanning everything
     sections: list[SectionSpan]  # best effort, may be empty
     encoding: str | None = None  # txt only: the encoding used to decode
+    title: str = ""  # eml only: the title the file states (its subject, sender and date)
 
     def page_at(self, offset: int) -> int:
         """The number of the page containing char `offset` (0 <= offset < len(text)).

@@ -118,7 +118,7 @@ def test_detect_kind_of_fixtures(name, kind, mime):
 @pytest.mark.parametrize(
     ("name", "words"),
     [
-        ("image.png", "This file is a PNG image, not a PDF, DOCX or TXT document."),
+        ("image.png", "This file is a PNG image, not a PDF, DOCX, TXT or EML document."),
         ("not_docx.zip", "This file is a ZIP archive"),
         ("binary.txt", "its content is not readable text"),
     ],
