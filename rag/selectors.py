@@ -71,10 +71,15 @@ def attachments_prefetch(tenant: Tenant) -> Prefetch:
     return Prefetch("attachments", queryset=attachments)
 
 
+def document_attachments(*, tenant: Tenant, document_id) -> QuerySet[Document]:
+    """The tenant's documents that came attached to the e-mail `document_id`, in upload order,
+    without their text."""
+    return owned_list(Document, tenant=tenant).filter(parent_id=document_id).defer("text").order_by("pk")
+
+
 def document_attachment_ids(*, tenant: Tenant, document_id) -> list[int]:
-    """Ids of the tenant's documents that came attached to the e-mail `document_id`, in upload order."""
-    attachments = owned_list(Document, tenant=tenant).filter(parent_id=document_id).order_by("pk")
-    return list(attachments.values_list("pk", flat=True))
+    """Ids of `document_attachments`."""
+    return list(document_attachments(tenant=tenant, document_id=document_id).values_list("pk", flat=True))
 
 
 def document_list(

@@ -126,7 +126,19 @@ def document(request, document_id: int):
         starts = reading.page_starts(found, chunks.values_list("page_start", "char_start"))
         views = reading.pages(found.text, starts, _mark(request, len(found.text)))
         flagged = reading.flagged_passages(chunks.exclude(injection_flags=[]))
-    context = _context(request, document=found, pages=views, readable=readable, flagged=flagged)
+    # The e-mail it came attached to (the tenant's own, as its attachments are).
+    parent = found.parent_id and _found(
+        lambda: selectors.document_get(tenant=tenant, document_id=found.parent_id)
+    )
+    context = _context(
+        request,
+        document=found,
+        pages=views,
+        readable=readable,
+        flagged=flagged,
+        parent=parent,
+        attachments=selectors.document_attachments(tenant=tenant, document_id=found.pk),
+    )
     return render(request, "web/document.html", context)
 
 

@@ -182,7 +182,7 @@ def email_attachments(message: EmailMessage, *, depth: int = 0) -> list[EmailAtt
         content = _attachment_bytes(part)
         kind, skipped = _judge(filename, content)
         if kind and depth + 1 > max_depth:
-            kind, skipped = None, f"attached more than {max_depth} e-mails deep"
+            kind, skipped = None, f"nested too deep (limit {max_depth})"
         elif kind and indexed >= limit:
             kind, skipped = None, f"more than {limit} attachments in one e-mail"
         indexed += kind is not None

@@ -120,9 +120,9 @@ def test_limits_on_attachments_per_email_and_nesting(settings):
     judged = [(a.kind, a.skipped) for a in email_attachments(parse(eml(msg)))]
     assert judged == [("txt", ""), ("txt", ""), (None, "more than 2 attachments in one e-mail")]
     deep = [(a.kind, a.skipped) for a in email_attachments(parse(eml(msg)), depth=1)]
-    assert deep == [(None, "attached more than 1 e-mails deep")] * 3
+    assert deep == [(None, "nested too deep (limit 1)")] * 3
     listed = extract_email(eml(msg), depth=1).text
-    assert "- note0.txt (not indexed: attached more than 1 e-mails deep)" in listed
+    assert "- note0.txt (not indexed: nested too deep (limit 1))" in listed
 
 
 def test_body_text_beside_an_inline_image_stays_in_the_body():
