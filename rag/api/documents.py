@@ -149,7 +149,10 @@ class CaseDocumentsApi(TenantApiView):
         # Empty files pass here: the service reports them with the other bad files, all at once.
         files = serializers.ListField(
             child=serializers.FileField(allow_empty_file=True),
-            help_text="One or more PDF, DOCX or TXT files: repeat the field for each.",
+            help_text=(
+                "One or more PDF, DOCX, TXT or EML (e-mail) files: repeat the field for each. An "
+                "e-mail's attachments of those types become documents of their own."
+            ),
         )
         title = serializers.CharField(
             max_length=300,
@@ -217,8 +220,9 @@ class CaseDocumentsApi(TenantApiView):
                 "bytes limit would be passed (details: limit, allowed, used, adding). Nothing was stored."
             ),
             415: error_response(
-                "Not multipart, or a file is not a PDF, DOCX or TXT document (judged by its bytes); "
-                "details.files names each bad file. Nothing was stored."
+                "Not multipart, or a file is not a PDF, DOCX, TXT or EML document (judged by its "
+                "bytes; an Outlook .msg is refused naming .eml as the way); details.files names "
+                "each bad file. Nothing was stored."
             ),
             429: _TOO_MANY_INGEST_JOBS,
         },
@@ -226,8 +230,9 @@ class CaseDocumentsApi(TenantApiView):
             "Every file is checked before anything is stored; if one is empty (400), too large (413) "
             "or of another type (415), nothing is stored and `details.files` lists each bad file "
             "(index, filename, error_type, message). The same bytes already in the case return the "
-            "existing document with `duplicate: true`. Ingestion runs in the background: poll "
-            "`GET /api/v1/rag/documents/{id}`."
+            "existing document with `duplicate: true`. An e-mail (.eml) is followed by its "
+            "attachments stored as documents of their own (`parent_id` = the e-mail; quotas count "
+            "them too). Ingestion runs in the background: poll `GET /api/v1/rag/documents/{id}`."
         ),
         examples=[
             OpenApiExample(
@@ -276,7 +281,10 @@ class DocumentDetailApi(TenantApiView):
         operation_id="rag_documents_destroy",
         parameters=[_DOCUMENT_ID],
         responses={204: None, 404: _DOCUMENT_NOT_FOUND},
-        description="Deletes the document, its passages and its stored file. Cached answers are invalidated.",
+        description=(
+            "Deletes the document, its passages and its stored file. Cached answers are invalidated. "
+            "Deleting an e-mail keeps its attachments as documents of their own (`parent_id` null)."
+        ),
     )
     def delete(self, request, document_id: int):
         ingest.document_delete(tenant=self.tenant, document_id=document_id)

@@ -174,7 +174,7 @@ def document_upload(
                 _attachments_upload(document, content, fields, enqueue, attached)
     except IntegrityError:
         # Another upload of the same bytes won the race; it is the document.
-        _delete_stored_files([document.file.name])
+        _delete_stored_files([document.file.name, *attachments.stored_files(attached)])
         existing = selectors.document_find_duplicate(tenant=tenant, case=case, sha256=sha256)
         if existing is None:
             raise
@@ -619,6 +619,7 @@ def corpus_remove(*, tenant: Tenant, obj: Case | Document, file_names: Iterable[
 
 
 def document_delete(*, tenant: Tenant, document_id: int) -> None:
-    """Delete a document, its chunks and its stored file."""
+    """Delete a document, its chunks and its stored file. An e-mail's attachments stay, as
+    documents of their own (`Document.parent` is SET_NULL): each is a document someone may cite."""
     document = selectors.document_get(tenant=tenant, document_id=document_id)
     corpus_remove(tenant=tenant, obj=document, file_names=[document.file.name])

@@ -179,12 +179,19 @@ def email_attachments(message: EmailMessage, *, depth: int = 0) -> list[EmailAtt
     attachments, indexed = [], 0
     for number, part in enumerate(_attachment_parts(message)[1], start=1):
         filename = _attachment_name(part, number)
-        content = _attachment_bytes(part)
-        kind, skipped = _judge(filename, content)
-        if kind and depth + 1 > max_depth:
+        try:
+            content = _attachment_bytes(part)
+        except (ValueError, LookupError, TypeError, AttributeError, UnicodeError):
+            attachments.append(EmailAttachment(filename, b"", None, "unreadable"))
+            continue
+        # Past a limit an attachment is not even judged: an e-mail of ten thousand tiny files
+        # costs a list, not ten thousand type checks.
+        if depth + 1 > max_depth:
             kind, skipped = None, f"nested too deep (limit {max_depth})"
-        elif kind and indexed >= limit:
+        elif indexed >= limit:
             kind, skipped = None, f"more than {limit} attachments in one e-mail"
+        else:
+            kind, skipped = _judge(filename, content)
         indexed += kind is not None
         attachments.append(EmailAttachment(filename, content, kind, skipped))
     return attachments
