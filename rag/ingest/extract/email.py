@@ -61,7 +61,8 @@ def _header(message: EmailMessage, name: str) -> str:
         value = str(message.get(name) or "")
     except (ValueError, IndexError, TypeError):  # too malformed to parse: shown as written
         value = next((raw for key, raw in message.raw_items() if key.lower() == name.lower()), "")
-    return " ".join(value.split())
+    # One line of printable characters: a NUL or control character has no place in a title.
+    return " ".join("".join(ch if ch.isprintable() else " " for ch in value).split())
 
 
 def sent_on(message: EmailMessage) -> date | None:

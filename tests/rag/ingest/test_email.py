@@ -166,3 +166,15 @@ def test_an_outlook_msg_is_refused_pointing_to_eml():
         assert info.value.status_code == 415
         assert "Outlook message (.msg)" in info.value.message and ".eml" in info.value.message
         assert info.value.details == {"detected": "msg"}
+
+
+def test_an_unknown_charset_and_control_characters_do_not_break_the_text():
+    raw = (
+        b"From: Alice <alice@acme.example>\r\nSubject: Odd\x00 one\r\nMessage-ID: <2@acme.example>\r\n"
+        b"MIME-Version: 1.0\r\nContent-Type: text/plain; charset=x-no-such-charset\r\n\r\n"
+        b"Caf\xc3\xa9 terms\x00 agreed.\r\n"
+    )
+    extracted = extract(raw, "eml")
+    assert extracted.title == "Odd one — Alice"
+    assert extracted.text.endswith("Subject: Odd one\n\nCafé terms\ufffd agreed.")
+    assert "\x00" not in extracted.text
