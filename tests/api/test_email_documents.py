@@ -4,6 +4,7 @@ deletion; the REST API and the staff UI show the link; another tenant finds none
 
 from __future__ import annotations
 
+import time
 from datetime import date
 
 import pytest
@@ -14,6 +15,7 @@ from rag import selectors
 from rag.ingest import service
 from rag.models import Document, DocumentStatus, TitleSource
 from ragsite import exceptions as errors
+from tenants.models import Role
 from tests.api.conftest_docs import *  # noqa: F403  (fixtures)
 from tests.api.conftest_docs import CASES, DOCUMENTS, stored_files
 from tests.factories import MembershipFactory
@@ -231,3 +233,29 @@ def test_the_document_page_shows_the_email_and_its_attachments(case, upload):
     page = member_browser.get(f"/documents/{pdf.pk}/").content.decode()
     assert "Attached to" in page and f'href="/documents/{email.pk}/"' in page
     assert "Draft share purchase agreement" in page
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_an_email_and_its_attachment_are_ingested_by_a_real_worker(celery_worker, tenant, make_key_client):
+    from rag import services as rag_services
+
+    case = rag_services.case_create(tenant=tenant, name="Worker e-mail matter")
+    client = make_key_client(tenant, Role.MEMBER)
+    msg = message()
+    attach(msg, "notes.txt", NOTE, "text/plain")
+    response = client.post(
+        f"{CASES}/{case.pk}/documents", {"files": [SimpleUploadedFile("mail", eml(msg))]}, format="multipart"
+    )
+    assert response.status_code == 201
+    ids = [document["id"] for document in response.json()["documents"]]
+    assert len(ids) == 2
+
+    deadline, bodies = time.monotonic() + 180, []
+    while time.monotonic() < deadline:
+        bodies = [client.get(f"{DOCUMENTS}/{document_id}").json() for document_id in ids]
+        if all(body["status"] in ("ready", "failed") for body in bodies):
+            break
+        time.sleep(0.25)
+    assert [body["status"] for body in bodies] == ["ready", "ready"], bodies
+    assert bodies[0]["attachment_ids"] == [ids[1]] and bodies[1]["parent_id"] == ids[0]
