@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import connection
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 
 from ragsite.exceptions import NotFound
 from templates_admin.models import PromptTemplate
@@ -62,6 +62,24 @@ def case_get_with_document_count(*, tenant: Tenant, case_id) -> Case:
 
 def case_find_by_name(*, tenant: Tenant, name: str) -> Case | None:
     return case_list(tenant=tenant).filter(name=name).first()
+
+
+def attachments_prefetch(tenant: Tenant) -> Prefetch:
+    """For `prefetch_related` on a list of documents: their attachments (ids only), the tenant's
+    own, in upload order; `document_attachment_ids` reads them."""
+    attachments = owned_list(Document, tenant=tenant).only("pk", "parent_id").order_by("pk")
+    return Prefetch("attachments", queryset=attachments)
+
+
+def document_attachments(*, tenant: Tenant, document_id) -> QuerySet[Document]:
+    """The tenant's documents that came attached to the e-mail `document_id`, in upload order,
+    without their text."""
+    return owned_list(Document, tenant=tenant).filter(parent_id=document_id).defer("text").order_by("pk")
+
+
+def document_attachment_ids(*, tenant: Tenant, document_id) -> list[int]:
+    """Ids of `document_attachments`."""
+    return list(document_attachments(tenant=tenant, document_id=document_id).values_list("pk", flat=True))
 
 
 def document_list(
@@ -137,6 +155,12 @@ def document_ids_within(*, tenant: Tenant, filters: SearchFilters) -> QuerySet:
     filters let through), as a subquery; with empty filters, every document with chunks."""
     chunks = owned_list(Chunk, tenant=tenant).filter(filters.as_q()).order_by()
     return chunks.values_list("document_id", flat=True).distinct()
+
+
+def document_parent_id(*, tenant: Tenant, document_id) -> int | None:
+    """The id of the e-mail the tenant's document was attached to (None: none, or no such document)."""
+    ids = owned_list(Document, tenant=tenant).filter(pk=document_id).values_list("parent_id", flat=True)
+    return ids.first()
 
 
 def document_find_duplicate(*, tenant: Tenant, case: Case, sha256: str) -> Document | None:

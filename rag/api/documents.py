@@ -74,6 +74,18 @@ class DocumentOutputSerializer(serializers.Serializer):
     uploaded_by = serializers.CharField(
         source="uploaded_by.username", allow_null=True, help_text="Username; null for API keys."
     )
+    parent_id = serializers.IntegerField(
+        allow_null=True, help_text="The e-mail this document came attached to; null if none."
+    )
+    attachment_ids = serializers.SerializerMethodField(
+        help_text="An e-mail's attachments stored as documents of their own, in upload order."
+    )
+
+    def get_attachment_ids(self, document) -> list[int]:
+        prefetched = getattr(document, "_prefetched_objects_cache", {}).get("attachments")
+        if prefetched is not None:  # a list page (`_documents_page`)
+            return [attachment.pk for attachment in prefetched]
+        return selectors.document_attachment_ids(tenant=document.tenant, document_id=document.pk)
 
 
 class UploadedDocumentOutputSerializer(DocumentOutputSerializer):
@@ -122,6 +134,7 @@ def _metadata_object(parsed) -> dict:
 
 def _documents_page(view, **filters):
     documents = selectors.document_list(tenant=view.tenant, **filters)
+    documents = documents.prefetch_related(selectors.attachments_prefetch(view.tenant))
     return paginated(view, documents, DocumentOutputSerializer)
 
 
@@ -152,8 +165,11 @@ class CaseDocumentsApi(TenantApiView):
         # Empty files pass here: the service reports them with the other bad files, all at once.
         files = serializers.ListField(
             child=serializers.FileField(allow_empty_file=True),
-            help_text="One or more PDF, DOCX or TXT files or scans (PNG, JPEG, TIFF; read by OCR): "
-            "repeat the field for each.",
+            help_text=(
+                "One or more PDF, DOCX, TXT or EML (e-mail) files, or scans (PNG, JPEG, TIFF; read by "
+                "OCR): repeat the field for each. An e-mail's attachments of those types become "
+                "documents of their own."
+            ),
         )
         title = serializers.CharField(
             max_length=300,
@@ -216,7 +232,8 @@ class CaseDocumentsApi(TenantApiView):
                 "an image over RAG_OCR_MAX_PAGES frames or RAG_OCR_MAX_PIXELS per page. Nothing was stored."
             ),
             415: error_response(
-                "Not multipart, or a file is not a PDF, DOCX, TXT, PNG, JPEG or TIFF (judged by its bytes); "
+                "Not multipart, or a file is not a PDF, DOCX, TXT, EML, PNG, JPEG or TIFF file "
+                "(judged by its bytes; an Outlook .msg is refused naming .eml as the way); "
                 "details.files names each bad file. Nothing was stored."
             ),
             429: _TOO_MANY_INGEST_JOBS,
@@ -225,8 +242,9 @@ class CaseDocumentsApi(TenantApiView):
             "Every file is checked before anything is stored; if one is empty (400), too large (413) "
             "or of another type (415), nothing is stored and `details.files` lists each bad file "
             "(index, filename, error_type, message). The same bytes already in the case return the "
-            "existing document with `duplicate: true`. Ingestion runs in the background: poll "
-            "`GET /api/v1/rag/documents/{id}`."
+            "existing document with `duplicate: true`. An e-mail (.eml) is followed by its "
+            "attachments stored as documents of their own (`parent_id` = the e-mail; quotas count "
+            "them too). Ingestion runs in the background: poll `GET /api/v1/rag/documents/{id}`."
         ),
         examples=[
             OpenApiExample(
@@ -250,7 +268,7 @@ class CaseDocumentsApi(TenantApiView):
             fields=ingest.DocumentFields(**data),
         )
         documents = []
-        for result in results:
+        for result in (each for top in results for each in top.with_attachments()):
             result.document.duplicate = result.duplicate
             documents.append(result.document)
         body = self.OutputSerializer({"documents": documents}).data
@@ -322,7 +340,10 @@ class DocumentDetailApi(TenantApiView):
         operation_id="rag_documents_destroy",
         parameters=[_DOCUMENT_ID],
         responses={204: None, 404: _DOCUMENT_NOT_FOUND},
-        description="Deletes the document, its passages and its stored file. Cached answers are invalidated.",
+        description=(
+            "Deletes the document, its passages and its stored file. Cached answers are invalidated. "
+            "Deleting an e-mail keeps its attachments as documents of their own (`parent_id` null)."
+        ),
     )
     def delete(self, request, document_id: int):
         ingest.document_delete(tenant=self.tenant, document_id=document_id)

@@ -28,9 +28,10 @@ from tenants.models import Tenant
 from .. import selectors
 from ..models import Case, Chunk, Document, DocumentStatus, IndexVersion, Sensitivity, TitleSource
 from ..pipeline.sanitize import injection_findings
-from . import embedding, limits, queue, scans, titles
+from . import attachments, embedding, limits, queue, scans, titles
 from .chunking import chunk_text, token_estimate
 from .extract import IMAGE_MIMES, detect_kind, extract
+from .extract.email import extract_email
 from .normalize import normalize
 
 logger = logging.getLogger(__name__)
@@ -40,6 +41,7 @@ KIND_BY_MIME = {
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
     "text/plain": "txt",
     **{mime: kind for kind, mime in IMAGE_MIMES.items()},  # scans, read by OCR
+    "message/rfc822": "eml",
 }
 # How passages are cut beyond their configured size: never longer than the embedding model reads
 # (chunking.py). Part of index_id(): documents indexed under another rule are reindexed.
@@ -61,6 +63,13 @@ class UploadResult:
     document: Document
     duplicate: bool
     created: bool = False  # this call stored a new file (a duplicate or a retried failure did not)
+    attachments: tuple[UploadResult, ...] = ()  # an e-mail's attachments stored as documents
+
+    def with_attachments(self) -> Iterable[UploadResult]:
+        """This result, then its attachments' (depth first, in upload order)."""
+        yield self
+        for attachment in self.attachments:
+            yield from attachment.with_attachments()
 
 
 @dataclass(frozen=True)
@@ -112,12 +121,15 @@ def document_upload(
     uploaded_by=None,
     fields: DocumentFields | None = None,
     enqueue: bool = True,
+    parent: Document | None = None,
 ) -> UploadResult:
     """Store an uploaded file as a queued document and schedule its ingestion (unless `enqueue`
     is False: the caller then runs `document_ingest` itself, as `manage.py ingest` does).
 
     The same bytes already in this case return the existing document with `duplicate=True`,
-    unless its ingestion failed: uploading it again retries it.
+    unless its ingestion failed: uploading it again retries it. A new e-mail's attachments are
+    stored as documents too, attached to it (`attachments`); `parent` is the e-mail this file came
+    with.
     """
     if case.tenant_id != tenant.pk:
         raise InvalidInput("The case does not belong to this tenant.")
@@ -131,12 +143,16 @@ def document_upload(
 
     fields = fields or DocumentFields()
     display_name = _safe_filename(filename)
-    # Without a title from the user, the file name's stands in until the text gives a better one.
+    # Without a title from the user, the file name's stands in until the text gives a better one
+    # (an e-mail states its own: subject, sender and date).
+    stated_title, stated_date = attachments.email_described(content) if kind == "eml" else ("", None)
+    title_source = TitleSource.TEXT if stated_title else TitleSource.FILE_NAME
     document = Document(
         tenant=tenant,
         case=case,
-        title=(fields.title or titles.filename_title(display_name))[:300],
-        title_source=TitleSource.USER if fields.title else TitleSource.FILE_NAME,
+        parent=parent,
+        title=(fields.title or stated_title or titles.filename_title(display_name))[:300],
+        title_source=TitleSource.USER if fields.title else title_source,
         original_filename=display_name,
         mime_type=mime_type,
         size_bytes=len(content),
@@ -144,30 +160,47 @@ def document_upload(
         source_type=fields.source_type,
         doc_type=fields.doc_type,
         jurisdiction=fields.jurisdiction,
-        document_date=fields.document_date,
+        document_date=fields.document_date or stated_date,
         sensitivity=fields.sensitivity,
         metadata=fields.metadata or {},
         uploaded_by=uploaded_by,
         stage="queued",
     )
     document.full_clean(exclude=["file"])
+    attached: list[UploadResult] = []
     try:
         with transaction.atomic():
             document.file.save(f"upload.{kind}", ContentFile(content), save=False)
             document.save()
             if enqueue:
                 transaction.on_commit(lambda: ingest_enqueue(document))
+            if kind == "eml":
+                _attachments_upload(document, content, fields, enqueue, attached)
     except IntegrityError:
         # Another upload of the same bytes won the race; it is the document.
-        _delete_stored_files([document.file.name])
+        _delete_stored_files([document.file.name, *attachments.stored_files(attached)])
         existing = selectors.document_find_duplicate(tenant=tenant, case=case, sha256=sha256)
         if existing is None:
             raise
         return UploadResult(existing, duplicate=True)
     except Exception:
-        _delete_stored_files([document.file.name])
+        _delete_stored_files([document.file.name, *attachments.stored_files(attached)])
         raise
-    return UploadResult(document, duplicate=False, created=True)
+    return UploadResult(document, duplicate=False, created=True, attachments=tuple(attached))
+
+
+def _attachments_upload(
+    email: Document, content: bytes, fields: DocumentFields, enqueue: bool, into: list[UploadResult]
+) -> None:
+    """Store the e-mail's attachments (`attachments`), appending each result to `into` as it is
+    made so that a failure halfway still knows which files to delete."""
+
+    def upload(**kwargs) -> UploadResult:
+        result = document_upload(enqueue=enqueue, **kwargs)
+        into.append(result)
+        return result
+
+    attachments.attachments_upload(email=email, content=content, fields=fields, upload=upload)
 
 
 def _read(file: File) -> bytes:
@@ -253,7 +286,7 @@ def documents_upload(
                     )
                 )
     except Exception:
-        _delete_stored_files(r.document.file.name for r in results if r.created)
+        _delete_stored_files(attachments.stored_files(results))
         raise
     return results
 
@@ -263,8 +296,15 @@ def _quotas_check(*, tenant: Tenant, files: Sequence[File]) -> None:
     (`limits`). Holds the tenant's row until the caller's transaction ends, so two uploads of the
     same tenant at once cannot both squeeze under a limit."""
     Tenant.objects.select_for_update().filter(pk=tenant.pk).first()
-    limits.storage_check(tenant=tenant, new_documents=len(files), new_bytes=sum(f.size for f in files))
-    limits.ingest_jobs_check(tenant=tenant, new_jobs=len(files))
+    # An e-mail's attachments become documents too: counted with it.
+    documents, size = len(files), sum(f.size for f in files)
+    for file in files:
+        content = _read(file)
+        if detect_kind(content, file.name or "")[0] == "eml":
+            extra_documents, extra_bytes = attachments.planned(content)
+            documents, size = documents + extra_documents, size + extra_bytes
+    limits.storage_check(tenant=tenant, new_documents=documents, new_bytes=size)
+    limits.ingest_jobs_check(tenant=tenant, new_jobs=documents)
 
 
 @dataclass(frozen=True)
@@ -287,7 +327,8 @@ def ingest_now(
 ) -> IngestOutcome:
     """Upload and ingest one file in this process (bulk command, demo data). Failures are
     outcomes, not exceptions, so a batch carries on; a duplicate that is not ready yet (an
-    interrupted earlier run) is ingested again."""
+    interrupted earlier run) is ingested again. An e-mail's new attachments are ingested too; the
+    outcome is the e-mail's."""
     try:
         result = document_upload(
             tenant=tenant,
@@ -302,16 +343,23 @@ def ingest_now(
         return IngestOutcome("failed", None, exc.message)
     if result.duplicate and result.document.status == DocumentStatus.READY:
         return IngestOutcome("duplicate", result.document)
-    try:
-        document = document_ingest(tenant=tenant, document_id=result.document.pk)
-    except Exception:
-        # Recorded on the document as the Celery task would; the batch goes on.
-        logger.exception("ingest crashed", extra={"document_id": result.document.pk})
-        document_fail_unexpectedly(tenant=tenant, document_id=result.document.pk)
-        document = selectors.document_get(tenant=tenant, document_id=result.document.pk)
+    document = _ingest_here(tenant, result.document.pk)
+    for attachment in list(result.with_attachments())[1:]:
+        if attachment.created:
+            _ingest_here(tenant, attachment.document.pk)
     if document.status == DocumentStatus.READY:
         return IngestOutcome("ok", document)
     return IngestOutcome("failed", document, document.error_message)
+
+
+def _ingest_here(tenant: Tenant, document_id: int) -> Document:
+    try:
+        return document_ingest(tenant=tenant, document_id=document_id)
+    except Exception:
+        # Recorded on the document as the Celery task would; the batch goes on.
+        logger.exception("ingest crashed", extra={"document_id": document_id})
+        document_fail_unexpectedly(tenant=tenant, document_id=document_id)
+        return selectors.document_get(tenant=tenant, document_id=document_id)
 
 
 def ingest_enqueue(document: Document) -> None:
@@ -375,9 +423,13 @@ def _ingest(document: Document) -> Document:
     _set_progress(document, progress=1, stage="extracting text", status=DocumentStatus.PROCESSING)
     with document.file.open("rb") as stored:
         content = stored.read()
-    ocr = scans.ocr_options(lambda progress, stage: _set_progress(document, progress=progress, stage=stage))
-    extracted = extract(content, KIND_BY_MIME[document.mime_type], ocr=ocr)
-    _set_title_from_text(document, extracted.text)
+    kind = KIND_BY_MIME[document.mime_type]
+    if kind == "eml":  # which attachments it lists as indexed depends on how deep it is nested
+        extracted = extract_email(content, depth=attachments.email_depth(document))
+    else:
+        ocr = scans.ocr_options(lambda progress, stage: _set_progress(document, progress=progress, stage=stage))
+        extracted = extract(content, kind, ocr=ocr)
+    _set_title_from_text(document, extracted.text, stated=extracted.title)
 
     _set_progress(document, progress=5, stage="splitting into passages")
     spans = chunk_text(
@@ -453,14 +505,15 @@ def _embedded_length(passage: str) -> int:
     return normalized.to_source(0, read)[1]
 
 
-def _set_title_from_text(document: Document, text: str) -> None:
-    """Title a document its user did not title from its heading and parties ("Sponsorship
-    Agreement — Jaguars / ARC Group"), else from its file name, as soon as its text is extracted.
-    A user's title is never replaced, even one set while this runs."""
+def _set_title_from_text(document: Document, text: str, *, stated: str = "") -> None:
+    """Title a document its user did not title from the title its file states (an e-mail's
+    subject), else its heading and parties ("Sponsorship Agreement — Jaguars / ARC Group"), else
+    its file name, as soon as its text is extracted. A user's title is never replaced, even one set
+    while this runs."""
     if document.title_source == TitleSource.USER:
         return
     fallback = titles.filename_title(document.original_filename)
-    title = titles.derive_title(text, fallback)
+    title = stated[:300] or titles.derive_title(text, fallback)
     source = TitleSource.FILE_NAME if title == fallback else TitleSource.TEXT
     if (title, source) == (document.title, document.title_source):
         return
@@ -572,6 +625,7 @@ def corpus_remove(*, tenant: Tenant, obj: Case | Document, file_names: Iterable[
 
 
 def document_delete(*, tenant: Tenant, document_id: int) -> None:
-    """Delete a document, its chunks and its stored file."""
+    """Delete a document, its chunks and its stored file. An e-mail's attachments stay, as
+    documents of their own (`Document.parent` is SET_NULL): each is a document someone may cite."""
     document = selectors.document_get(tenant=tenant, document_id=document_id)
     corpus_remove(tenant=tenant, obj=document, file_names=[document.file.name])

@@ -130,6 +130,10 @@ def document(request, document_id: int):
         views = reading.pages(found.text, starts, _mark(request, len(found.text)))
         views = reading.with_ocr(views, found.ocr_confidence, low_ocr)
         flagged = reading.flagged_passages(chunks.exclude(injection_flags=[]))
+    # The e-mail it came attached to (the tenant's own, as its attachments are).
+    parent = found.parent_id and _found(
+        lambda: selectors.document_get(tenant=tenant, document_id=found.parent_id)
+    )
     context = _context(
         request,
         document=found,
@@ -138,6 +142,8 @@ def document(request, document_id: int):
         flagged=flagged,
         back_to_answer=_answer_link(request),
         low_ocr=low_ocr.items(),
+        parent=parent,
+        attachments=selectors.document_attachments(tenant=tenant, document_id=found.pk),
     )
     return render(request, "web/document.html", context)
 

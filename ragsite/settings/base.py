@@ -306,6 +306,11 @@ RAG_MAX_UPLOAD_MB = env.int("RAG_MAX_UPLOAD_MB", default=50)
 # Files one upload request may carry (POST .../documents); more is refused with 413 and nothing stored.
 # Django's own DATA_UPLOAD_MAX_NUMBER_FILES (100) caps it whatever it is set to.
 RAG_MAX_FILES_PER_UPLOAD = env.int("RAG_MAX_FILES_PER_UPLOAD", default=20)
+# E-mails (.eml): attachments of a supported type become documents of their own, at most this many
+# per e-mail, and only down to this many levels of e-mails attached to e-mails (1: an uploaded
+# e-mail's own attachments only). Others are listed in the e-mail's text as not indexed.
+RAG_EMAIL_MAX_ATTACHMENTS = env.int("RAG_EMAIL_MAX_ATTACHMENTS", default=20)
+RAG_EMAIL_MAX_DEPTH = env.int("RAG_EMAIL_MAX_DEPTH", default=2)
 # Fair use (#20), each overridable per tenant (Tenant.max_*; empty = these); 0 = unlimited.
 # Passages one document may make: counted after chunking, a document over it fails (DocumentTooLarge)
 # before anything is embedded. 10,000 passages is ~3,000 pages; a 50 MB text file makes ~66,000.

@@ -28,7 +28,7 @@ DOCUMENT_KEYS = {
     *("id", "case_id", "title", "original_filename", "mime_type", "size_bytes", "sha256"),
     *("source_type", "doc_type", "jurisdiction", "document_date", "sensitivity", "metadata"),
     *("status", "stage", "progress", "error_type", "error_message", "page_count", "chunk_count"),
-    *("created_at", "updated_at", "indexed_at", "uploaded_by"),
+    *("created_at", "updated_at", "indexed_at", "uploaded_by", "parent_id", "attachment_ids"),
     "ocr_confidence",
 }
 

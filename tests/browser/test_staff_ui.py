@@ -121,7 +121,7 @@ def test_a_bad_file_beside_a_good_one_keeps_its_error_on_the_page(
     bad = page.locator("#uploads li", has_text="figures.xlsx")
     assert "ready" in good.get_attribute("class") and "Ready" in good.inner_text()
     assert "failed" in bad.get_attribute("class"), bad.inner_text()
-    assert "not a PDF, DOCX or TXT document" in bad.inner_text(), bad.inner_text()
+    assert "not a PDF, DOCX, TXT or EML document" in bad.inner_text(), bad.inner_text()
     page.click("#refresh-list")
     page.wait_for_selector("#documents tbody tr[data-document-id]")
     assert page.locator("#documents tbody tr[data-document-id]").count() == 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 from rag.ingest.extract.detect import detect_kind
 from rag.ingest.extract.document import (
     DOCX_MIME,
+    EML_MIME,
     IMAGE_MIMES,
     PDF_MIME,
     TXT_MIME,
@@ -20,6 +21,7 @@ from rag.ingest.extract.document import (
     SectionSpan,
 )
 from rag.ingest.extract.docx import extract_docx
+from rag.ingest.extract.email import extract_email
 from rag.ingest.extract.pdf import extract_pdf
 from rag.ingest.extract.scan import OcrOptions, extract_image
 from rag.ingest.extract.txt import extract_txt
@@ -27,6 +29,7 @@ from ragsite.exceptions import EmptyFile, OCRUnavailable
 
 __all__ = [
     "DOCX_MIME",
+    "EML_MIME",
     "IMAGE_MIMES",
     "PDF_MIME",
     "TXT_MIME",
@@ -38,7 +41,7 @@ __all__ = [
     "extract",
 ]
 
-_EXTRACTORS = {"docx": extract_docx, "txt": extract_txt}
+_EXTRACTORS = {"docx": extract_docx, "txt": extract_txt, "eml": extract_email}
 
 
 def extract(data: bytes, kind: str, *, ocr: OcrOptions | None = None) -> ExtractedDocument:

@@ -9,14 +9,16 @@ import zipfile
 from rag.ingest.extract.detect_image import IMAGE_EXTENSION_KINDS, IMAGE_KIND_NAMES, image_kind
 from rag.ingest.extract.document import MIME_TYPES
 from rag.ingest.extract.docx import MAIN_PART, OLE_MAGIC, ZIP_ERRORS, is_encrypted_office_file, open_zip
+from rag.ingest.extract.email_sniff import is_outlook_message, looks_like_email
 from rag.ingest.extract.txt import looks_like_text
 from ragsite.exceptions import DocumentTooComplex, EmptyFile, UnsupportedMediaType
 
-EXTENSION_KINDS = {".pdf": "pdf", ".docx": "docx", ".txt": "txt", **IMAGE_EXTENSION_KINDS}
+EXTENSION_KINDS = {".pdf": "pdf", ".docx": "docx", ".txt": "txt", ".eml": "eml", **IMAGE_EXTENSION_KINDS}
 KIND_NAMES = {
     "pdf": "a PDF document",
     "docx": "a Word (DOCX) document",
     "txt": "a plain text (TXT) document",
+    "eml": "an e-mail (EML) message",
     **IMAGE_KIND_NAMES,
 }
 # Names of other known (mostly binary) types: refused even when the content is acceptable, because
@@ -30,7 +32,11 @@ REFUSED_EXTENSIONS = frozenset(
         *(".odt", ".ods", ".odp", ".rtf", ".pages", ".msg", ".mp3", ".mp4", ".mov", ".avi", ".wav", ".m4a"),
     }
 )
-_SUPPORTED = "a PDF, DOCX or TXT document or a scanned page (PNG, JPEG, TIFF)"
+_SUPPORTED = "a PDF, DOCX, TXT or EML document or a scanned page (PNG, JPEG, TIFF)"
+_OUTLOOK = (
+    "This file is an Outlook message (.msg), which cannot be read here. Save or download the e-mail "
+    "as .eml (Outlook on the web, the new Outlook, Gmail, Apple Mail and Thunderbird do) and upload that."
+)
 _OFFICE_HINT = " Open it in Word and save it as .docx or PDF, then upload that file."
 # (magic bytes, short name for details, what to tell the user)
 _SIGNATURES = (
@@ -116,6 +122,8 @@ def _content_kind(data: bytes, extension: str) -> str:
         return _zip_kind(data, extension)
     if is_encrypted_office_file(data) and extension in ("", ".docx"):
         return "docx"  # extract() says it is password-protected
+    if data.startswith(OLE_MAGIC) and (extension == ".msg" or is_outlook_message(data)):
+        raise UnsupportedMediaType(_OUTLOOK, details={"detected": "msg"})
     if image := image_kind(data):
         return image
     for magic, detected, description in _SIGNATURES:
@@ -125,6 +133,9 @@ def _content_kind(data: bytes, extension: str) -> str:
         raise _refuse("a Windows program", "executable")
     if data.startswith(b"RIFF") and data[8:12] == b"WEBP":
         raise _refuse("a WebP image", "webp")
+    # A text file named .txt stays text even when it opens like an e-mail (a typed memo).
+    if extension != ".txt" and looks_like_email(data, named_eml=extension == ".eml"):
+        return "eml"
     if looks_like_text(data):
         return "txt"
     raise UnsupportedMediaType(

@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 PDF_MIME = "application/pdf"
 DOCX_MIME = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 TXT_MIME = "text/plain"
+EML_MIME = "message/rfc822"
 # Scans read by OCR (scan.py), by kind.
 IMAGE_MIMES = {"png": "image/png", "jpeg": "image/jpeg", "tiff": "image/tiff"}
-MIME_TYPES = {"pdf": PDF_MIME, "docx": DOCX_MIME, "txt": TXT_MIME, **IMAGE_MIMES}
+MIME_TYPES = {"pdf": PDF_MIME, "docx": DOCX_MIME, "txt": TXT_MIME, "eml": EML_MIME, **IMAGE_MIMES}
 PAGE_SEPARATOR = "\n\n"
 
 
@@ -30,13 +31,14 @@ class SectionSpan:
 @dataclass(frozen=True)
 class ExtractedDocument:
     text: str  # the extracted text; all offsets refer to this string
-    kind: str  # "pdf" | "docx" | "txt" | "png" | "jpeg" | "tiff"
+    kind: str  # "pdf" | "docx" | "txt" | "eml" | "png" | "jpeg" | "tiff"
     mime_type: str
     pages: list[PageSpan]  # contiguous and in order; docx/txt have one page spanning everything
     sections: list[SectionSpan]  # best effort, may be empty
     encoding: str | None = None  # txt only: the encoding used to decode
     # Pages read by OCR: {page number: mean word confidence 0-100}; empty when none was.
     ocr_confidence: dict[int, float] = field(default_factory=dict)
+    title: str = ""  # eml only: the title the file states (its subject, sender and date)
 
     def page_at(self, offset: int) -> int:
         """The number of the page containing char `offset` (0 <= offset < len(text)).

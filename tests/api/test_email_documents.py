@@ -1,0 +1,261 @@
+"""E-mails end to end: an uploaded .eml and its attachments become documents of the same case and
+tenant (real extraction, embeddings and pgvector), linked by `parent`; duplicates, quotas, nesting,
+deletion; the REST API and the staff UI show the link; another tenant finds none of it."""
+
+from __future__ import annotations
+
+import time
+from datetime import date
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client, override_settings
+
+from rag import selectors
+from rag.ingest import service
+from rag.models import Document, DocumentStatus, TitleSource
+from ragsite import exceptions as errors
+from tenants.models import Role
+from tests.api.conftest_docs import *  # noqa: F403  (fixtures)
+from tests.api.conftest_docs import CASES, DOCUMENTS, stored_files
+from tests.factories import MembershipFactory
+from tests.rag.conftest import fixture_bytes
+from tests.rag.ingest.email_messages import attach, attach_message, eml, message
+
+pytestmark = pytest.mark.django_db
+
+NOTE = b"Call Bob about the indemnity cap in clause 4 before Friday."
+XLSX_MIME = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+
+
+def _email_with_attachments() -> bytes:
+    """An e-mail carrying a PDF, a text note, a spreadsheet (unsupported) and a forwarded e-mail
+    that carries a text file of its own."""
+    forwarded = message(subject="Original offer", plain="We offer five million for the shares.")
+    attach(forwarded, "offer terms.txt", b"Offer terms: five million, closing in June.", "text/plain")
+    msg = message()
+    attach(msg, "contract.pdf", fixture_bytes("contract.pdf"), "application/pdf")
+    attach(msg, "notes.txt", NOTE, "text/plain")
+    attach(msg, "budget.xlsx", b"PK\x03\x04 not really a spreadsheet \x00\x01", XLSX_MIME)
+    attach_message(msg, forwarded)
+    return eml(msg)
+
+
+def _get(case, document_id) -> Document:
+    return selectors.document_get(tenant=case.tenant, document_id=document_id)
+
+
+def _assert_exact_offsets(document: Document) -> None:
+    chunks = list(selectors.chunk_list(tenant=document.tenant, document_id=document.pk))
+    assert chunks and document.chunk_count == len(chunks)
+    for chunk in chunks:
+        assert document.text[chunk.char_start : chunk.char_end] == chunk.text
+
+
+def test_an_email_and_its_attachments_become_ready_documents_linked_to_it(case, upload):
+    result = upload(case, "mail.eml", content=_email_with_attachments(), sensitivity="confidential")
+    every = list(result.with_attachments())
+    assert [r.document.original_filename for r in every] == [
+        "mail.eml",
+        "contract.pdf",
+        "notes.txt",
+        "Original offer.eml",
+        "offer terms.txt",
+    ]
+    assert all(r.created and not r.duplicate for r in every)
+    email, pdf, notes, forwarded, terms = (_get(case, r.document.pk) for r in every)
+    assert [d.parent_id for d in (email, pdf, notes, forwarded, terms)] == [
+        None,
+        email.pk,
+        email.pk,
+        email.pk,
+        forwarded.pk,
+    ]
+    for document in (email, pdf, notes, forwarded, terms):
+        assert document.status == DocumentStatus.READY, document.error_message
+        assert (document.tenant_id, document.case_id) == (case.tenant_id, case.pk)
+        assert document.sensitivity == "confidential"  # an attachment is as sensitive as its e-mail
+        _assert_exact_offsets(document)
+    assert email.mime_type == "message/rfc822" and pdf.mime_type == "application/pdf"
+    assert email.text.startswith("From: Alice Smith <alice@acme.example>\nTo: Bob Jones")
+    assert email.text.endswith(
+        "Attachments:\n- contract.pdf\n- notes.txt\n- budget.xlsx (not indexed: unsupported type)\n"
+        "- Original offer.eml"
+    )
+    assert (email.title, email.title_source) == (
+        "Draft share purchase agreement — Alice Smith, 2025-03-04",
+        TitleSource.TEXT,
+    )
+    assert email.document_date == date(2025, 3, 4)
+    assert (pdf.document_date, pdf.doc_type) == (None, "other")  # the attachment's own, not the e-mail's
+    assert notes.text == NOTE.decode()
+    assert "five million for the shares" in forwarded.text and forwarded.title.startswith("Original offer")
+    assert not Document.objects.filter(case=case, original_filename="budget.xlsx").exists()
+
+
+def test_the_uploaders_title_and_date_win_over_the_emails(case, upload):
+    day = date(2025, 1, 2)
+    result = upload(case, "mail.eml", content=eml(message()), title="SPA thread", document_date=day)
+    email = _get(case, result.document.pk)
+    assert (email.title, email.title_source, email.document_date) == ("SPA thread", "user", day)
+
+
+def test_an_attachment_already_in_the_case_is_not_stored_twice(case, upload):
+    standalone = upload(case, "notes.txt", content=NOTE).document
+    msg = message()
+    attach(msg, "notes.txt", NOTE, "text/plain")
+    result = upload(case, "mail.eml", content=eml(msg))
+    (attachment,) = result.attachments
+    assert attachment.duplicate and attachment.document.pk == standalone.pk
+    assert _get(case, standalone.pk).parent_id is None  # left where it was
+    assert Document.objects.filter(case=case).count() == 2
+    assert "- notes.txt" in _get(case, result.document.pk).text  # still listed by the e-mail
+
+
+def test_the_same_email_twice_is_one_email_with_one_set_of_attachments(case, upload):
+    content = _email_with_attachments()  # (each call draws new MIME boundaries: other bytes)
+    first = upload(case, "mail.eml", content=content)
+    again = upload(case, "copy.eml", content=content)
+    assert again.duplicate and again.document.pk == first.document.pk and again.attachments == ()
+    assert Document.objects.filter(case=case).count() == 5
+
+
+@override_settings(RAG_EMAIL_MAX_DEPTH=1)
+def test_below_the_depth_limit_attachments_stay_inside_the_forwarded_email(case, upload):
+    result = upload(case, "mail.eml", content=_email_with_attachments())
+    forwarded = next(r for r in result.attachments if r.document.original_filename.endswith(".eml"))
+    assert forwarded.attachments == ()
+    text = _get(case, forwarded.document.pk).text
+    assert text.endswith("- offer terms.txt (not indexed: nested too deep (limit 1))")
+    assert Document.objects.filter(case=case).count() == 4
+
+
+@override_settings(RAG_TENANT_MAX_DOCUMENTS=4)
+def test_attachments_count_against_the_tenants_quota_and_nothing_is_stored(case):
+    upload = SimpleUploadedFile("mail.eml", _email_with_attachments())
+    with pytest.raises(errors.QuotaExceeded) as info:
+        service.documents_upload(tenant=case.tenant, case=case, files=[upload])
+    assert info.value.details == {"limit": "max_documents", "allowed": 4, "used": 0, "adding": 5}
+    assert not Document.objects.filter(case=case).exists() and stored_files() == []
+
+
+def test_a_failed_attachment_is_stored_then_rolled_back_with_its_email(case, monkeypatch):
+    """A failure while storing the attachments (here the third) leaves no row and no file."""
+    real = service.document_upload
+    calls = []
+
+    def failing(**kwargs):
+        calls.append(kwargs["filename"])
+        if len(calls) == 3:
+            raise OSError("disk full")
+        return real(**kwargs)
+
+    monkeypatch.setattr(service, "document_upload", failing)
+    with pytest.raises(OSError, match="disk full"):
+        service.documents_upload(
+            tenant=case.tenant, case=case, files=[SimpleUploadedFile("mail.eml", _email_with_attachments())]
+        )
+    assert calls == ["mail.eml", "contract.pdf", "notes.txt"]
+    assert not Document.objects.filter(case=case).exists() and stored_files() == []
+
+
+def test_deleting_the_email_keeps_its_attachments_as_documents(case, upload):
+    result = upload(case, "mail.eml", content=_email_with_attachments())
+    service.document_delete(tenant=case.tenant, document_id=result.document.pk)
+    remaining = Document.objects.filter(case=case)
+    assert remaining.count() == 4
+    assert set(remaining.values_list("parent_id", flat=True)) == {None, result.attachments[2].document.pk}
+
+
+def test_ingest_now_ingests_the_attachments_too(case):
+    outcome = service.ingest_now(
+        tenant=case.tenant, case=case, filename="mail.eml", content=_email_with_attachments()
+    )
+    assert outcome.status == "ok"
+    statuses = set(Document.objects.filter(case=case).values_list("status", flat=True))
+    assert statuses == {DocumentStatus.READY}
+    assert Document.objects.filter(case=case).count() == 5
+
+
+# --- REST API and staff UI -------------------------------------------------------------------------
+
+
+def test_upload_through_the_api_returns_the_email_and_its_attachments(case, member_client, committed):
+    with committed():
+        response = member_client.post(
+            f"{CASES}/{case.pk}/documents",
+            {"files": [SimpleUploadedFile("mail.eml", _email_with_attachments())]},
+            format="multipart",
+        )
+    assert response.status_code == 201, response.json()
+    documents = response.json()["documents"]
+    email, pdf, notes, forwarded, terms = documents
+    parents = [d["parent_id"] for d in documents]
+    assert parents == [None, email["id"], email["id"], email["id"], forwarded["id"]]
+    assert email["attachment_ids"] == [pdf["id"], notes["id"], forwarded["id"]]
+    assert forwarded["attachment_ids"] == [terms["id"]] and pdf["attachment_ids"] == []
+    assert email["mime_type"] == "message/rfc822" and email["document_date"] == "2025-03-04"
+
+    detail = member_client.get(f"{DOCUMENTS}/{email['id']}").json()
+    assert (detail["status"], detail["attachment_ids"]) == ("ready", email["attachment_ids"])
+    assert member_client.get(f"{DOCUMENTS}/{notes['id']}").json()["parent_id"] == email["id"]
+    listed = member_client.get(f"{CASES}/{case.pk}/documents").json()["results"]
+    by_id = {d["id"]: d for d in listed}
+    assert by_id[email["id"]]["attachment_ids"] == email["attachment_ids"]
+    assert by_id[terms["id"]]["parent_id"] == forwarded["id"]
+
+
+def test_another_tenant_finds_neither_the_email_nor_its_attachments(case, upload, other_admin_client):
+    result = upload(case, "mail.eml", content=_email_with_attachments())
+    for each in result.with_attachments():
+        assert other_admin_client.get(f"{DOCUMENTS}/{each.document.pk}").status_code == 404
+    assert other_admin_client.get(DOCUMENTS).json()["count"] == 0
+
+
+def test_an_outlook_msg_upload_is_415_naming_eml(case, member_client):
+    ole = bytes.fromhex("d0cf11e0a1b11ae1") + bytes(504) + "__substg1.0_0037001F".encode("utf-16-le")
+    response = member_client.post(
+        f"{CASES}/{case.pk}/documents", {"files": [SimpleUploadedFile("mail.msg", ole)]}, format="multipart"
+    )
+    assert response.status_code == 415
+    body = response.json()
+    assert body["error_type"] == "UnsupportedMediaType" and ".eml" in body["message"]
+    assert body["details"]["files"][0]["details"] == {"detected": "msg"}
+
+
+def test_the_document_page_shows_the_email_and_its_attachments(case, upload):
+    member_browser = Client()
+    member_browser.force_login(MembershipFactory(tenant=case.tenant).user)
+    result = upload(case, "mail.eml", content=_email_with_attachments())
+    email, pdf = result.document, result.attachments[0].document
+    page = member_browser.get(f"/documents/{email.pk}/").content.decode()
+    assert "Attachments" in page and f'href="/documents/{pdf.pk}/"' in page
+    page = member_browser.get(f"/documents/{pdf.pk}/").content.decode()
+    assert "Attached to" in page and f'href="/documents/{email.pk}/"' in page
+    assert "Draft share purchase agreement" in page
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_an_email_and_its_attachment_are_ingested_by_a_real_worker(celery_worker, tenant, make_key_client):
+    from rag import services as rag_services
+
+    case = rag_services.case_create(tenant=tenant, name="Worker e-mail matter")
+    client = make_key_client(tenant, Role.MEMBER)
+    msg = message()
+    attach(msg, "notes.txt", NOTE, "text/plain")
+    response = client.post(
+        f"{CASES}/{case.pk}/documents", {"files": [SimpleUploadedFile("mail", eml(msg))]}, format="multipart"
+    )
+    assert response.status_code == 201
+    ids = [document["id"] for document in response.json()["documents"]]
+    assert len(ids) == 2
+
+    deadline, bodies = time.monotonic() + 180, []
+    while time.monotonic() < deadline:
+        bodies = [client.get(f"{DOCUMENTS}/{document_id}").json() for document_id in ids]
+        if all(body["status"] in ("ready", "failed") for body in bodies):
+            break
+        time.sleep(0.25)
+    assert [body["status"] for body in bodies] == ["ready", "ready"], bodies
+    assert bodies[0]["attachment_ids"] == [ids[1]] and bodies[1]["parent_id"] == ids[0]
