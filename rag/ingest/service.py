@@ -427,7 +427,9 @@ def _ingest(document: Document) -> Document:
     if kind == "eml":  # which attachments it lists as indexed depends on how deep it is nested
         extracted = extract_email(content, depth=attachments.email_depth(document))
     else:
-        ocr = scans.ocr_options(lambda progress, stage: _set_progress(document, progress=progress, stage=stage))
+        ocr = scans.ocr_options(
+            lambda progress, stage: _set_progress(document, progress=progress, stage=stage)
+        )
         extracted = extract(content, kind, ocr=ocr)
     _set_title_from_text(document, extracted.text, stated=extracted.title)
 

@@ -286,7 +286,7 @@ def test_each_upload_says_one_thing_once(page, live_server, tenant, staff_user, 
     page.set_input_files("#file-input", [program])
     refused = page.locator("#uploads li", has_text="setup")
     page.locator("#uploads li.failed").nth(1).wait_for()
-    assert "a computer program, not a PDF, DOCX or TXT document" in refused.inner_text()
+    assert "This file is a computer program, not a PDF, DOCX, TXT or EML document" in refused.inner_text()
 
     existing = ingest.document_upload(
         tenant=tenant, case=case, filename="contract.txt", content=fixture_bytes("contract.txt")
