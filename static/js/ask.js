@@ -403,6 +403,10 @@
 
   function showThreadBar() {
     threadBar.hidden = !current && conversation.earlier === 0;
+    // The whole conversation as one memo, once it has more than one answer of the user's own.
+    const memo = document.getElementById("conversation-memo");
+    memo.hidden = !(conversation.id && conversation.earlier > 0);
+    if (!memo.hidden) memo.href = `/conversations/${encodeURIComponent(conversation.id)}/memo.docx`;
     threadBar.querySelector(".count").textContent = conversation.earlier
       ? `Conversation: ${conversation.earlier} earlier question${conversation.earlier === 1 ? "" : "s"} above; follow-ups keep their context.`
       : "Follow-up questions keep this answer's context.";

@@ -131,6 +131,7 @@ def test_staff_ui_exports_the_users_own_answer(corpus, client, tenant, other_ten
     assert "attachment" not in text.get("Content-Disposition", "")
     history = client.get("/history/").content.decode()
     assert f"/ask/{request_id}/memo.docx" in history
+    assert f'href="/ask/{request_id}/"' in history  # the question opens its answer
 
     stranger = MembershipFactory(tenant=other_tenant, role=Role.ADMIN).user
     client.force_login(stranger)

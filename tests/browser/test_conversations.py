@@ -90,6 +90,9 @@ def test_answers_have_addresses_and_a_conversation_keeps_its_thread(
     assert "Colorado" in page.locator("#answer").inner_text()
     assert len(bodies) == 2 and bodies[0]["conversation_id"] == bodies[1]["conversation_id"]
     screenshot("conversation")
+    with page.expect_download() as memo:
+        page.click("#conversation-memo")
+    assert memo.value.suggested_filename.endswith(".docx")
 
     # The second answer's address shows the whole thread again, after a reload too.
     page.reload()
