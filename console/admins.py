@@ -29,7 +29,7 @@ from tenants import services as tenant_services
 from tenants.models import ApiKey, Role
 from tenants.selectors import api_key_list
 
-from .scoped import TenantScopedAdmin
+from .scoped import ReadOnlyTenantAdmin, TenantScopedAdmin, asker
 from .site import site
 
 QUESTION_PREVIEW_LENGTH = 120
@@ -39,7 +39,7 @@ QUESTION_PREVIEW_LENGTH = 120
 
 
 @admin.register(AuditLog, site=site)
-class ConsoleAuditLogAdmin(TenantScopedAdmin):
+class ConsoleAuditLogAdmin(ReadOnlyTenantAdmin):
     """The firm's question log: read-only (rows are append-only), filterable, exportable as CSV."""
 
     change_list_template = "console/auditlog/change_list.html"
@@ -79,20 +79,9 @@ class ConsoleAuditLogAdmin(TenantScopedAdmin):
             audit_list(tenant=self.active_tenant(request)).select_related("user").defer("options", "result")
         )
 
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
     @admin.display(description="Caller")
     def caller(self, obj):
-        if obj.user_id:
-            return obj.user
-        return f"key {obj.api_key_prefix}" if obj.api_key_prefix else "-"
+        return asker(obj)
 
     @admin.display(description="Question")
     def question(self, obj):

@@ -7,12 +7,12 @@ from django.contrib import admin
 from rag.models import AnswerExport
 from tenants.selectors import owned_list
 
-from .scoped import TenantScopedAdmin
+from .scoped import ReadOnlyTenantAdmin, asker
 from .site import site
 
 
 @admin.register(AnswerExport, site=site)
-class ConsoleAnswerExportAdmin(TenantScopedAdmin):
+class ConsoleAnswerExportAdmin(ReadOnlyTenantAdmin):
     """Who took which answers out of the app, when and how; rows are never edited."""
 
     list_display = ["created_at", "exported_by", "format", "answers", "conversation_id"]
@@ -25,20 +25,9 @@ class ConsoleAnswerExportAdmin(TenantScopedAdmin):
     def tenant_queryset(self, request):
         return owned_list(AnswerExport, tenant=self.active_tenant(request)).select_related("user")
 
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
     @admin.display(description="Exported by")
     def exported_by(self, obj):
-        if obj.user_id:
-            return obj.user
-        return f"key {obj.api_key_prefix}" if obj.api_key_prefix else "-"
+        return asker(obj)
 
     @admin.display(description="Answers")
     def answers(self, obj):

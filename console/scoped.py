@@ -87,3 +87,24 @@ class TenantScopedAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return self.admin_site.has_permission(request)
+
+
+class ReadOnlyTenantAdmin(TenantScopedAdmin):
+    """A tenant's rows to look at only: records (audit, exports) or rows one page of the console
+    writes through its service (ranking weights)."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+def asker(obj) -> object:
+    """Who did it, for a row with `user` and `api_key_prefix`: the user, else "key <prefix>"."""
+    if obj.user_id:
+        return obj.user
+    return f"key {obj.api_key_prefix}" if obj.api_key_prefix else "-"

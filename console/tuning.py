@@ -21,14 +21,14 @@ from rag.admin_forms import TenantRankingTuneForm
 from rag.models import RankingWeights
 from rag.retrieval.service import Reader
 
-from .scoped import TenantScopedAdmin
+from .scoped import ReadOnlyTenantAdmin
 from .site import console_credential, site
 
 TUNE_TITLE = "Tune ranking weights"
 
 
 @admin.register(RankingWeights, site=site)
-class ConsoleRankingWeightsAdmin(TenantScopedAdmin):
+class ConsoleRankingWeightsAdmin(ReadOnlyTenantAdmin):
     """Read-only rows (at most one: the firm's own weights); every change is made on the tune page."""
 
     change_list_template = "console/rankingweights/change_list.html"
@@ -48,16 +48,8 @@ class ConsoleRankingWeightsAdmin(TenantScopedAdmin):
     def tenant_queryset(self, request):
         return super().tenant_queryset(request).select_related("updated_by")
 
-    # The row is created, changed and reset by the tune page only (through the service, which
-    # versions it); deleting would restart `version` at 0 and let caches reuse old versions.
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
+    # Read-only: the row is created, changed and reset by the tune page only (through the service,
+    # which versions it); deleting would restart `version` at 0 and let caches reuse old versions.
 
     def has_tune_permission(self, request) -> bool:
         return self.admin_site.has_permission(request)
