@@ -8,6 +8,7 @@ from io import StringIO
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.test import Client
 from rest_framework.test import APIClient
 
 from rag.ingest import service
@@ -37,6 +38,10 @@ def test_demo_setup_prints_working_credentials_and_is_idempotent(settings, tmp_p
     assert admin.is_superuser and admin.check_password(password)
     tenant = Tenant.objects.get(slug="demo-law-firm")
     assert Membership.objects.get(tenant=tenant, user=admin).role == Role.OWNER
+    assert "http://127.0.0.1:8000/manage/" in first  # the owner's firm console, with the same login
+    console = Client()
+    assert console.login(username="admin", password=password)
+    assert console.get("/manage/").status_code == 200
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Api-Key {api_key}")
     assert client.get("/api/v1/tenants/current").json()["tenant"]["slug"] == "demo-law-firm"

@@ -68,6 +68,7 @@ class Command(BaseCommand):
                     f"Lexrag is at {url}/",
                     f"  staff UI       {url}/   (log in with the admin user below)",
                     f"  admin console  {url}/admin/   user: {ADMIN_USERNAME}   password: {saved['password']}",
+                    f"  firm console   {url}/manage/   (the same user, as the owner of {tenant.name})",
                     f"  health         {url}/api/v1/health",
                     f"  API key        {saved['api_key']}   (tenant: {tenant.slug})",
                     f"  try            curl -H 'Authorization: Api-Key {saved['api_key']}' "
