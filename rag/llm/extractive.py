@@ -45,6 +45,7 @@ The defaults (balanced, normal, inline_numbers) give the reply described above, 
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -408,12 +409,40 @@ _BARE_HEADING = re.compile(
 _TRAILING_HEADING = re.compile(rf"(?<=[.;:])\s+{_NUMBER}\s+(?:[A-Z][\w'&/-]*\s*){{1,6}}\.?$", re.I)
 
 
+_LINE_START = re.compile(r"[A-Z0-9(\[]")
+
+
+def _is_label_line(line: str) -> bool:
+    """A line of a table, an address block or a heading: heading-short, no sentence's end, and
+    not ending in a lower-case word (a wrapped clause's line does: "...the laws of the State of")."""
+    line = line.strip()
+    if not line:
+        return True
+    return is_heading(line) and not line.split()[-1][:1].islower()
+
+
+def _after_label_lines(text: str) -> int:
+    """Where `text` starts once the label lines leading it are skipped ("Party  Address
+    Attention", "Shi Farms  214 39th Lane, Pueblo, CO 81006", "5. ENTIRE AGREEMENT", "B. Governing
+    Law"), each followed by a line starting afresh (a capital, a number)."""
+    offset = 0
+    lines = text.split("\n")
+    for line, following in itertools.pairwise(lines):
+        if not _is_label_line(line) or not _LINE_START.match(following.lstrip()):
+            break
+        offset += len(line) + 1
+    return offset
+
+
 def operative_text(window: str) -> str:
-    """The window's text with whitespace collapsed, without the heading(s) leading or trailing it,
-    cut at a word end past MAX_SENTENCE_CHARS."""
+    """The window's text with whitespace collapsed, without the heading(s), table rows or address
+    lines leading it or the heading trailing it, cut at a word end past MAX_SENTENCE_CHARS."""
     spans = snippets.sentence_spans(window)  # a heading on its own line is a sentence of its own
     while len(spans) > 1 and is_heading(window[spans[0][0] : spans[0][1]]):
         spans = spans[1:]
+    if spans:
+        start, end = spans[0]
+        spans[0] = (start + _after_label_lines(window[start:end]), end)
     text = " ".join(window[spans[0][0] :].split()) if spans else " ".join(window.split())
     text = _LEADING_HEADING.sub("", text, count=1)
     text = _BARE_HEADING.sub("", text, count=1)

@@ -108,6 +108,29 @@ def test_a_clause_opening_with_capitalised_words_keeps_them():
     assert operative_text(f"Term {clause}") == clause
 
 
+GOVERNING = (
+    "This Agreement and any amendments thereto shall be construed according to the laws of the State of\n"
+    "Colorado without regard to conflicts of law principles."
+)
+
+
+def test_table_rows_address_lines_and_headings_before_a_clause_are_not_quoted():
+    # A PDF's notice table and headings run into the clause with single line breaks.
+    window = (
+        "Party    Address    Attention\n"
+        "Shi Farms    214 39th Lane, Pueblo, CO 81006    Steven Turetsky\n"
+        "Gridiron    1119 West 1st Ave - Suite G, Spokane, WA 99021    Tim Orr\n"
+        "5. ENTIRE AGREEMENT\n"
+        "B. Governing Law\n" + GOVERNING
+    )
+    assert operative_text(window) == " ".join(GOVERNING.split())
+
+
+def test_a_wrapped_clause_line_ending_before_a_capitalised_word_is_kept():
+    # "...the State of" / "Colorado ...": the line ends in a lower-case word, so the clause goes on.
+    assert operative_text(GOVERNING) == " ".join(GOVERNING.split())
+
+
 def test_a_short_operative_sentence_in_capitals_is_quoted():
     focus = (
         '11. WARRANTY. THE SERVICES ARE PROVIDED "AS IS." SUPPLIER DISCLAIMS ALL OTHER WARRANTIES, '

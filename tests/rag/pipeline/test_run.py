@@ -206,7 +206,9 @@ def test_citations_of_a_pdf_carry_its_page(tenant, case, upload, settings):
     document = upload(case, "contract.pdf").document
     result = run_query(tenant=tenant, question="Which state's laws govern the supply agreement?").result
     assert_citations_point_into_the_documents(result, tenant)
-    citation = next(c for c in result["citations"] if "Governing Law" in c["snippet"])
+    # The clause itself is quoted, without the notice table and headings above it.
+    citation = next(c for c in result["citations"] if "construed according to the laws" in c["snippet"])
+    assert citation["snippet"].startswith("This Agreement")
     assert citation["document_id"] == document.pk
     assert citation["page"] == 2  # the governing-law clause is on the contract's second page
 
