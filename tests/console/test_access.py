@@ -62,3 +62,20 @@ def test_superuser_keeps_the_operator_site(client, db):
     root = get_user_model().objects.create_superuser("root", "root@example.test", "pw-123456")
     client.force_login(root)
     assert client.get("/admin/").status_code == 200
+
+
+@pytest.mark.parametrize(("role", "linked"), [(Role.OWNER, True), (Role.ADMIN, True), (Role.MEMBER, False)])
+def test_the_staff_ui_links_admins_to_the_firm_console(client, tenant, role, linked):
+    client.force_login(MembershipFactory(tenant=tenant, role=role).user)
+    assert ('href="/manage/"' in client.get("/cases/").content.decode()) is linked
+
+
+def test_another_firms_object_is_a_readable_not_found_page(console, other_tenant):
+    from .conftest import make_audit_row
+
+    row = make_audit_row(other_tenant, "elsewhere")
+    response = console.get(f"/manage/rag/auditlog/{row.pk}/change/")
+    assert response.status_code == 404
+    page = response.content.decode()
+    assert "belongs to another firm" in page and 'href="/manage/"' in page
+    assert "elsewhere" not in page
