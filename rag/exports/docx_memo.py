@@ -78,12 +78,14 @@ def memo_docx(entries: list[MemoEntry], *, firm: str, author: str, title: str = 
         paragraph = document.add_paragraph()
         if not entry.answered:
             paragraph.add_run(clean(f"Not found in the documents. {entry.not_found_reason}".strip()))
-        for part in entry.parts:
+        parts = entry.parts
+        for index, part in enumerate(parts):
             if isinstance(part, Source):
                 footnotes.append(_footnote_xml(len(footnotes) + 1, part.reference))
                 paragraph._p.append(_reference_run(len(footnotes)))
-            else:
-                paragraph.add_run(clean(part))
+                continue
+            cites_next = index + 1 < len(parts) and isinstance(parts[index + 1], Source)
+            paragraph.add_run(clean(part.rstrip() if cites_next else part))  # "governs¹", not "governs ¹"
         if entry.confidence is not None:
             note = document.add_paragraph()
             note.add_run(f"Confidence: {round(float(entry.confidence) * 100)} %").italic = True
