@@ -21,6 +21,7 @@ from .chunking import BLANK_CHARS, ChunkSpan, SectionLike, chunk_text
 FIXED, ADAPTIVE = "fixed", "adaptive"
 MODES = (FIXED, ADAPTIVE)
 _HEADING_MAX = 100  # a section line no longer than this, with another start under it, is a heading
+_LINE_BREAKS = "\n\r\x0c\u2028\u2029"
 
 # A section or clause marker at a line start (indentation allowed), followed by a capitalised word,
 # a bracket or quote (or the line's end for a labelled one): "Section 4 of this Agreement ..."
@@ -54,8 +55,8 @@ def structure_levels(source: str, sections: Iterable[SectionLike] = ()) -> tuple
         pos = section.start
         if not 0 < pos < len(source) or source[pos] in BLANK_CHARS:
             continue
-        line_start = len(source[:pos].rstrip(" \t"))
-        if line_start == 0 or source[line_start - 1] in "\n\r\x0c\u2028\u2029":
+        line_start = _back_over(source, pos, " \t")
+        if line_start == 0 or source[line_start - 1] in _LINE_BREAKS:
             section_starts.add(pos)
     clause_starts -= section_starts
     # A start right under a section's heading line ("ARTICLE II DUTIES" then "Section 2.01 ...")
@@ -68,19 +69,31 @@ def structure_levels(source: str, sections: Iterable[SectionLike] = ()) -> tuple
 
 def _heading_above(source: str, pos: int, section_starts: set[int]) -> bool:
     """Whether the non-blank line above `pos` is a short line (a heading) starting a section."""
-    above_end = len(source[:pos].rstrip(BLANK_CHARS))
+    above_end = _back_over(source, pos, BLANK_CHARS)
     if above_end == 0:
         return False
-    above_start = (
-        max(
-            source.rfind("\n", 0, above_end),
-            source.rfind("\r", 0, above_end),
-            source.rfind("\x0c", 0, above_end),
-        )
-        + 1
-    )
-    above_start += len(source[above_start:above_end]) - len(source[above_start:above_end].lstrip(" \t"))
+    above_start = above_end
+    while (
+        above_start > 0
+        and above_end - above_start <= _HEADING_MAX
+        and source[above_start - 1] not in _LINE_BREAKS
+    ):
+        above_start -= 1
+    above_start = _forward_over(source, above_start, " \t")
     return above_start in section_starts and above_end - above_start <= _HEADING_MAX
+
+
+def _back_over(source: str, pos: int, chars: str) -> int:
+    """The smallest i <= pos with source[i:pos] made only of `chars` (no prefix copy: starts are many)."""
+    while pos > 0 and source[pos - 1] in chars:
+        pos -= 1
+    return pos
+
+
+def _forward_over(source: str, pos: int, chars: str) -> int:
+    while pos < len(source) and source[pos] in chars:
+        pos += 1
+    return pos
 
 
 def structure_starts(source: str, sections: Iterable[SectionLike] = ()) -> list[int]:
