@@ -10,6 +10,7 @@ CHOICES = {
     "RAG_LLM_PROVIDER": ("extractive", "anthropic", "ollama"),
     "RAG_INJECTION_POLICY": ("flag", "reject"),
     "RAG_CACHE_BACKEND": ("redis", "memory"),
+    "RAG_CHUNKING": ("fixed", "adaptive"),
     "LOG_FORMAT": ("json", "text"),
 }
 

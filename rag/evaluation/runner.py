@@ -39,7 +39,7 @@ def corpus_settings() -> dict:
         "chunk_size": settings.RAG_CHUNK_SIZE,
         "chunk_overlap": settings.RAG_CHUNK_OVERLAP,
         "embedding_model": embedding.model_id(),
-        "passages": service.PASSAGE_RULE,
+        "passages": service.passage_rule(),
     }
 
 

@@ -25,6 +25,12 @@ line) are not sentence ends, nor is a period followed by a lower-case word.
 Where the next one starts: `overlap` characters before the previous end, moved forward to the next
 word start; a sentence start in the first half of that overlap region is preferred.
 
+With `prefer` (lists of sorted offsets where a passage should begin, strongest first: the section,
+then the clause starts that structure.py finds), a chunk whose window holds such a start past its
+first PREFER_MIN_FILL of `size` ends right before the last one of the strongest list that has one
+there (at its blank run), and the next chunk begins exactly there, without overlap; elsewhere the
+rules above apply unchanged, so without `prefer` nothing changes.
+
 `sentence_breaks()` exposes the same sentence rules (plus every paragraph break) to other modules,
 such as the snippet builder in rag.retrieval.snippets.
 """
@@ -34,7 +40,7 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -42,6 +48,7 @@ DEFAULT_SIZE = 1000
 DEFAULT_OVERLAP = 100
 MIN_SIZE = 50
 BOUNDARY_ZONE = 0.3  # preferred boundaries are looked for in the last 30% of the window
+PREFER_MIN_FILL = 0.3  # a chunk ends before a structure start only past 30% of its window
 
 # Characters a chunk never starts or ends with. str.isspace() whitespace, plus the BOM and
 # zero-width space that editors and extractors leave in text.
@@ -63,6 +70,7 @@ _CLOSERS = "\"')]\u201d\u2019"
 _OPENERS = "\"'([\u201c\u2018"
 _LIST_MARKER = re.compile(r"\(?(?:\d{1,3}|[a-zA-Z]|[ivxlcdmIVXLCDM]{1,6})\)?(?:\.\d{1,3})*\.")
 _HEADING_MAX = 100  # a short line ending in a letter or digit before a blank line is a heading
+_PREFER_BLANK_REACH = 64  # longest blank run before a structure start looked through
 _NO_BREAK_AFTER = frozenset("\u00a7\u00b6")  # "§ 12", "¶ 3": keep the sign with its number
 
 # The blank runs that can be a sentence break (a superset, for speed): after a sentence-ending or
@@ -131,12 +139,15 @@ def chunk_text(
     pages: Iterable[PageLike] = (),
     sections: Iterable[SectionLike] = (),
     readable: Callable[[str], int] | None = None,
+    prefer: Sequence[Sequence[int]] = (),
 ) -> list[ChunkSpan]:
     """Chunks of `source` (see the module docstring for the rules); [] for blank text.
 
     `readable(text)` says how many leading characters of a chunk's text the embedding model reads
     (all of them, or fewer for a text longer than its window); a chunk it would not read whole is
-    ended earlier, at the best boundary within what it reads.
+    ended earlier, at the best boundary within what it reads. `prefer`: lists of sorted
+    offsets of non-blank characters where a passage should begin, strongest first (the module
+    docstring says how).
     """
     validate_chunk_config(size, overlap)
     if not isinstance(source, str):
@@ -163,9 +174,9 @@ def chunk_text(
     chunks: list[ChunkSpan] = []
     start, prev_end = text_start, -1
     while True:
-        end = text_end if text_end - start <= size else _cut(source, start, size, prev_end)
+        end = text_end if text_end - start <= size else _cut(source, start, size, prev_end, prefer)
         if readable is not None:
-            end = _within_readable(source, start, end, prev_end, readable)
+            end = _within_readable(source, start, end, prev_end, readable, prefer)
         if end <= prev_end:
             # Every cut in this window falls inside the previous chunk (only possible when the
             # overlap is most of the size): restart right after the previous chunk instead.
@@ -184,12 +195,16 @@ def chunk_text(
         )
         if end >= text_end:
             return chunks
-        start, prev_end = _next_start(source, start, end, overlap), end
+        start, prev_end = _next_start(source, start, end, overlap, prefer), end
 
 
-def _cut(source: str, start: int, size: int, prev_end: int) -> int:
+def _cut(source: str, start: int, size: int, prev_end: int, prefer: Sequence[Sequence[int]] = ()) -> int:
     """Where the chunk starting at `start` ends: a blank's position in (start, start + size]."""
     limit = start + size
+    for starts in prefer:
+        before_structure = _preferred_cut(source, start, size, prev_end, starts)
+        if before_structure > 0:
+            return before_structure
     zone = max(start + size - int(size * BOUNDARY_ZONE), prev_end + 1, start + 1)
     best, best_level = -1, _SPACE
     last_blank = -1
@@ -219,17 +234,51 @@ def _cut(source: str, start: int, size: int, prev_end: int) -> int:
     return limit  # one word longer than the whole window: cut it hard
 
 
-def _within_readable(source: str, start: int, end: int, prev_end: int, readable: Callable[[str], int]) -> int:
+def _preferred_cut(source: str, start: int, size: int, prev_end: int, prefer: Sequence[int]) -> int:
+    """The start of the blank run before the last `prefer` offset whose run starts in
+    (start + PREFER_MIN_FILL * size, start + size] and after `prev_end`; -1 if there is none."""
+    limit = start + size
+    floor = max(start + int(size * PREFER_MIN_FILL), prev_end, start)
+    lo = bisect_right(prefer, floor)
+    hi = bisect_right(prefer, limit + _PREFER_BLANK_REACH)
+    for i in range(hi - 1, lo - 1, -1):
+        cut = _blank_run_start(source, prefer[i], floor)
+        if floor < cut <= limit and cut < prefer[i]:  # a blank between: the chunk ends at a word end
+            return cut
+    return -1
+
+
+def _blank_run_start(source: str, pos: int, floor: int) -> int:
+    """Where the blank run ending at `pos` starts (`pos` itself if none precedes it), not below `floor`."""
+    while pos > floor and source[pos - 1] in _BLANK:
+        pos -= 1
+    return pos
+
+
+def _within_readable(
+    source: str,
+    start: int,
+    end: int,
+    prev_end: int,
+    readable: Callable[[str], int],
+    prefer: Sequence[Sequence[int]],
+) -> int:
     """`end`, or an earlier cut when `readable` would not read all of source[start:end]."""
     read = readable(source[start:end])
     if read >= end - start:
         return end
-    return _cut(source, start, max(read, 1), prev_end)
+    return _cut(source, start, max(read, 1), prev_end, prefer)
 
 
-def _next_start(source: str, start: int, end: int, overlap: int) -> int:
-    """Where the chunk after [start, end) starts: a word start in [end - overlap, end), else the
-    first non-blank at or after `end`. Always > start."""
+def _next_start(source: str, start: int, end: int, overlap: int, prefer: Sequence[Sequence[int]] = ()) -> int:
+    """Where the chunk after [start, end) starts: a `prefer` offset right after `end` (only blanks
+    between), else a word start in [end - overlap, end), else the first non-blank at or after
+    `end`. Always > start."""
+    following = _next_nonblank(source, end)
+    for starts in prefer:
+        i = bisect_right(starts, following) - 1
+        if i >= 0 and starts[i] == following:
+            return following
     target = max(end - overlap, start + 1)
     if overlap == 0 or target >= end:
         return _next_nonblank(source, end)

@@ -29,10 +29,11 @@ from .. import selectors
 from ..models import Case, Chunk, Document, DocumentStatus, IndexVersion, Sensitivity, TitleSource
 from ..pipeline.sanitize import injection_findings
 from . import attachments, embedding, limits, queue, scans, titles
-from .chunking import chunk_text, token_estimate
+from .chunking import token_estimate
 from .extract import IMAGE_MIMES, detect_kind, extract
 from .extract.email import extract_email
 from .normalize import normalize
+from .structure import FIXED, chunk_document
 
 logger = logging.getLogger(__name__)
 
@@ -52,10 +53,17 @@ _EMBED_FROM, _EMBED_TO = 10, 95
 
 def index_id() -> str:
     """How a document's passages were made: the embedding model (its vectors' space,
-    `embedding.model_id()`, stored on each chunk) and PASSAGE_RULE. Stored on the document; a
+    `embedding.model_id()`, stored on each chunk) and `passage_rule()`. Stored on the document; a
     ready document with another value is stale and the worker reindexes it at start-up (vectors of
     unchanged passages are reused)."""
-    return f"{embedding.model_id()} | passages {PASSAGE_RULE}"
+    return f"{embedding.model_id()} | passages {passage_rule()}"
+
+
+def passage_rule() -> str:
+    """PASSAGE_RULE and the RAG_CHUNKING mode: `fixed` adds nothing, so documents indexed before
+    the setting existed (all fixed) stay current; `adaptive` ones differ, and switching re-chunks."""
+    mode = settings.RAG_CHUNKING
+    return PASSAGE_RULE if mode == FIXED else f"{PASSAGE_RULE}, {mode} chunking"
 
 
 @dataclass(frozen=True)
@@ -434,8 +442,9 @@ def _ingest(document: Document) -> Document:
     _set_title_from_text(document, extracted.text, stated=extracted.title)
 
     _set_progress(document, progress=5, stage="splitting into passages")
-    spans = chunk_text(
+    spans = chunk_document(
         extracted.text,
+        mode=settings.RAG_CHUNKING,
         size=settings.RAG_CHUNK_SIZE,
         overlap=settings.RAG_CHUNK_OVERLAP,
         pages=extracted.pages,

@@ -302,6 +302,9 @@ EMBEDDING_QUERY_THREADS = env.int("EMBEDDING_QUERY_THREADS", default=1)
 # --- Ingestion --------------------------------------------------------------------------------------
 RAG_CHUNK_SIZE = env.int("RAG_CHUNK_SIZE", default=1000)
 RAG_CHUNK_OVERLAP = env.int("RAG_CHUNK_OVERLAP", default=100)
+# "fixed": size, paragraph and sentence rules only; "adaptive": passages also end right before a
+# numbered section, clause or heading (rag/ingest/structure.py). Switching re-chunks every document.
+RAG_CHUNKING = env("RAG_CHUNKING", default="fixed")
 RAG_MAX_UPLOAD_MB = env.int("RAG_MAX_UPLOAD_MB", default=50)
 # Files one upload request may carry (POST .../documents); more is refused with 413 and nothing stored.
 # Django's own DATA_UPLOAD_MAX_NUMBER_FILES (100) caps it whatever it is set to.

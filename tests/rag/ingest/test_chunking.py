@@ -1,7 +1,11 @@
-"""chunk_text(): exact offsets, size/overlap guarantees, sentence and abbreviation handling, pages."""
+"""chunk_text(): exact offsets, size/overlap guarantees, sentence and abbreviation handling, pages.
+
+The guarantee tests take `chunker`: they run in both RAG_CHUNKING modes (structure.chunk_document).
+"""
 
 from __future__ import annotations
 
+import functools
 import glob
 import itertools
 import random
@@ -22,6 +26,7 @@ from rag.ingest.chunking import (
     sentence_breaks,
     token_estimate,
 )
+from rag.ingest.structure import MODES, chunk_document
 
 try:
     from rag.ingest.extract import PageSpan, SectionSpan
@@ -42,6 +47,23 @@ except ImportError:  # extract.py not written yet: structurally identical double
 CUAD_DIR = Path("/work/shared/eval/legalbench-cuad/corpus/cuad")
 CUAD_FULL_DIR = Path("/work/shared/eval/cuad-full-corpus/cuad")
 BLANK = frozenset(BLANK_CHARS)
+
+
+# Section and clause starts on lines of their own, for the random texts: adaptive mode cuts at them.
+STRUCTURE_PIECES = [
+    "\n1.1 The",
+    "\n(b) Each",
+    "\nARTICLE IV",
+    "\nSection 4 Term",
+    "\n\n2. Payment",
+    "\r\n(iv) Fees",
+]
+
+
+@pytest.fixture(params=MODES)
+def chunker(request):
+    """chunk_text in each RAG_CHUNKING mode ("fixed", "adaptive")."""
+    return functools.partial(chunk_document, mode=request.param)
 
 
 def is_blank_at(source: str, pos: int) -> bool:
@@ -141,9 +163,9 @@ def test_token_estimate_is_cheap_and_sane():
 # ---------------------------------------------------------------- boundaries
 
 
-def test_chunks_end_at_sentence_ends_when_the_window_has_one():
+def test_chunks_end_at_sentence_ends_when_the_window_has_one(chunker):
     source = sentences(random.Random(3), 200)
-    chunks = chunk_text(source, size=400, overlap=60)
+    chunks = chunker(source, size=400, overlap=60)
     check_chunks(source, chunks, 400, 60)
     assert len(chunks) > 20
     for chunk in chunks[:-1]:
@@ -171,10 +193,10 @@ def test_semicolon_when_no_sentence_end():
     assert chunk.text.endswith("fees;")
 
 
-def test_plain_text_without_punctuation_ends_at_a_word():
+def test_plain_text_without_punctuation_ends_at_a_word(chunker):
     rng = random.Random(5)
     source = " ".join(rng.choice(["alpha", "beta", "gamma", "delta", "epsilon"]) for _ in range(2000))
-    chunks = chunk_text(source, size=300, overlap=40)
+    chunks = chunker(source, size=300, overlap=40)
     check_chunks(source, chunks, 300, 40)
     assert all(len(c.text) > 280 for c in chunks[:-1])
 
@@ -230,10 +252,10 @@ def test_section_sign_stays_with_its_number():
     assert chunk.text.endswith("under")
 
 
-def test_a_word_longer_than_the_window_is_cut_hard():
+def test_a_word_longer_than_the_window_is_cut_hard(chunker):
     url = "https://example.com/" + "a" * 2480
     source = "See " + url + " for the terms. " + "_" * 130 + " Signed."
-    chunks = chunk_text(source, size=1000, overlap=100)
+    chunks = chunker(source, size=1000, overlap=100)
     check_chunks(source, chunks, 1000, 100)
     assert chunks[0].text == "See"
     assert [len(c.text) for c in chunks[1:3]] == [1000, 1000]
@@ -284,10 +306,10 @@ def test_sentence_breaks_are_every_sentence_or_paragraph_boundary():
 # ---------------------------------------------------------------- overlap
 
 
-def test_overlap_is_close_to_the_configured_overlap():
+def test_overlap_is_close_to_the_configured_overlap(chunker):
     source = sentences(random.Random(11), 300)
     for size, overlap in [(1000, 100), (500, 100), (200, 0), (300, 150)]:
-        chunks = chunk_text(source, size=size, overlap=overlap)
+        chunks = chunker(source, size=size, overlap=overlap)
         check_chunks(source, chunks, size, overlap)
         longest_word = max(map(len, source.split()))
         for prev, nxt in itertools.pairwise(chunks):
@@ -310,9 +332,9 @@ def test_next_chunk_prefers_a_sentence_start_in_the_overlap():
     assert at_sentence_start > 5
 
 
-def test_overlap_never_starts_mid_word():
+def test_overlap_never_starts_mid_word(chunker):
     source = ("Indemnification obligations survive termination " * 80).strip()
-    chunks = chunk_text(source, size=200, overlap=37)
+    chunks = chunker(source, size=200, overlap=37)
     check_chunks(source, chunks, 200, 37)
     assert all(source[c.start - 1] == " " for c in chunks[1:])
 
@@ -320,17 +342,17 @@ def test_overlap_never_starts_mid_word():
 # ---------------------------------------------------------------- line endings, BOM, pages, sections
 
 
-def test_crlf_text_with_a_bom():
+def test_crlf_text_with_a_bom(chunker):
     body = sentences(random.Random(17), 80).replace(". ", ".\r\n").replace("shall ", "shall\r\n\r\n", 5)
     source = "\ufeff" + body + "\r\n"
-    chunks = chunk_text(source, size=500, overlap=50)
+    chunks = chunker(source, size=500, overlap=50)
     check_chunks(source, chunks, 500, 50)
     assert chunks[0].start == 1
     assert all("\r" not in (c.text[0], c.text[-1]) for c in chunks)
     assert all(c.text.endswith(".") for c in chunks[:-1])
 
 
-def test_pages_and_sections():
+def test_pages_and_sections(chunker):
     rng = random.Random(19)
     page1 = "ARTICLE 1 DEFINITIONS\n\n" + sentences(rng, 30)
     page2 = "ARTICLE 2 TERM\n\n" + sentences(rng, 30)
@@ -340,7 +362,7 @@ def test_pages_and_sections():
     p3 = p2 + len(page2) + 1
     pages = [PageSpan(number=3, start=p3, end=len(source)), PageSpan(1, 0, p2), PageSpan(2, p2, p3)]
     sections = [SectionSpan(title="ARTICLE 1 DEFINITIONS", start=0), SectionSpan("ARTICLE 2 TERM", p2)]
-    chunks = chunk_text(source, size=500, overlap=50, pages=pages, sections=sections)
+    chunks = chunker(source, size=500, overlap=50, pages=pages, sections=sections)
     check_chunks(source, chunks, 500, 50)
 
     for chunk in chunks:
@@ -373,27 +395,27 @@ def test_without_sections_the_title_is_empty_and_before_the_first_section_too():
 # ---------------------------------------------------------------- robustness and real text
 
 
-def test_random_texts_keep_every_guarantee():
+def test_random_texts_keep_every_guarantee(chunker):
     rng = random.Random(23)
     pieces = ["word", "Agreement", "Inc.", "U.S.", "e.g.", "1.", "end.", "why?", "yes!", "clause;", "\u00a7",
               "x" * 70, "_" * 140, " ", " ", " ", "  ", "\n", "\r\n", "\n\n", "\t", "\x0c", "\u00a0",
-              "\ufeff", "\u200b", ". ", "(a)", "\u201cquoted.\u201d"]  # fmt: skip
+              "\ufeff", "\u200b", ". ", "(a)", "\u201cquoted.\u201d", *STRUCTURE_PIECES]  # fmt: skip
     for _ in range(300):
         source = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 400)))
         size = rng.randint(50, 400)
         overlap = rng.randint(0, size - 1)
-        chunks = chunk_text(source, size=size, overlap=overlap)
+        chunks = chunker(source, size=size, overlap=overlap)
         check_chunks(source, chunks, size, overlap)
         assert bool(chunks) == bool(source.strip(BLANK_CHARS))
 
 
 @pytest.mark.skipif(not CUAD_DIR.is_dir(), reason="CUAD eval corpus not present")
-def test_a_real_cuad_contract():
+def test_a_real_cuad_contract(chunker):
     path = CUAD_DIR / "ALCOSTORESINC_12_14_2005-EX-10.26-AGENCY AGREEMENT.txt"
     if not path.exists():
         path = sorted(CUAD_DIR.glob("*.txt"))[0]
     source = path.read_text(encoding="utf-8")
-    chunks = chunk_text(source)
+    chunks = chunker(source)
     check_chunks(source, chunks, DEFAULT_SIZE, DEFAULT_OVERLAP)
     assert len(chunks) > 10
     ends = sum(c.text[-1] in ".;:\"')" for c in chunks[:-1])
@@ -402,10 +424,10 @@ def test_a_real_cuad_contract():
 
 @pytest.mark.slow
 @pytest.mark.skipif(not CUAD_FULL_DIR.is_dir(), reason="full CUAD corpus not present")
-def test_the_full_cuad_corpus_chunks_correctly():
+def test_the_full_cuad_corpus_chunks_correctly(chunker):
     """Every CUAD contract chunks within bounds (the speed is bench/ingest.py's, not a timed test)."""
     texts = [Path(p).read_text(encoding="utf-8") for p in sorted(glob.glob(str(CUAD_FULL_DIR / "*.txt")))]
-    results = [chunk_text(text) for text in texts]
+    results = [chunker(text) for text in texts]
     for text, chunks in zip(texts, results, strict=True):
         check_chunks(text, chunks, DEFAULT_SIZE, DEFAULT_OVERLAP)
 
@@ -423,9 +445,9 @@ def first_words(limit: int):
     return readable
 
 
-def test_a_chunk_ends_where_the_model_stops_reading():
+def test_a_chunk_ends_where_the_model_stops_reading(chunker):
     source = sentences(random.Random(5), 60)
-    chunks = chunk_text(source, size=1000, overlap=100, readable=first_words(40))
+    chunks = chunker(source, size=1000, overlap=100, readable=first_words(40))
     check_chunks(source, chunks, 1000, 100)
     assert all(len(c.text.split()) <= 40 for c in chunks)
     assert max(len(c.text.split()) for c in chunks) > 30  # cut near the reach, not far before it
@@ -437,14 +459,15 @@ def test_a_chunk_the_model_reads_whole_is_unchanged():
     assert chunk_text(source, readable=len) == chunk_text(source)
 
 
-def test_random_texts_keep_every_guarantee_within_the_models_reach():
+def test_random_texts_keep_every_guarantee_within_the_models_reach(chunker):
     rng = random.Random(29)
     pieces = ["word", "Inc.", "end.", "clause;", "x" * 70, "_" * 140, " ", "  ", "\n", "\n\n", ". ", "(a)"]
+    pieces += STRUCTURE_PIECES
     for _ in range(200):
         source = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 400)))
         size = rng.randint(50, 400)
         overlap = rng.randint(0, size - 1)
         limit = rng.randint(1, 60)
-        chunks = chunk_text(source, size=size, overlap=overlap, readable=first_words(limit))
+        chunks = chunker(source, size=size, overlap=overlap, readable=first_words(limit))
         check_chunks(source, chunks, size, overlap)
         assert all(len(c.text.split()) <= limit or len(c.text.split()) == 1 for c in chunks)
