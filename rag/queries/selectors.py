@@ -64,11 +64,13 @@ THREAD_TURNS = 20
 def answer_get(*, tenant, caller: Caller, request_id: str) -> AuditLog:
     """A stored answer the caller may open at /ask/<request_id>: their own, or, for the firm's
     admins, anyone's in the firm (as the audit log shows them). Dry runs are not answers."""
+    if "\x00" in str(request_id):  # in no request id, and refused by PostgreSQL in a lookup
+        raise NotFound("Query not found.")
     rows = audit_search(tenant=tenant, request_id=str(request_id)).exclude(status="dry_run")
     if not caller.is_admin:
         rows = rows.filter(user_id=caller.user_id, api_key_prefix=caller.api_key_prefix)
     row = rows.defer(None).first()
-    if row is None or "\x00" in str(request_id):
+    if row is None:
         raise NotFound("Query not found.")
     return row
 
