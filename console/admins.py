@@ -16,7 +16,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.http import urlencode
 
-from rag.admin import audit_csv_response
+from rag.admin import AUDIT_RECORD_FIELDS, audit_csv_response
 from rag.models import AuditLog
 from rag.pipeline.preview import SAMPLE_QUESTION
 from rag.selectors import AUDIT_FLAGS, audit_list
@@ -24,7 +24,8 @@ from ragsite.exceptions import NotFound
 from templates_admin import admin_pages as template_admin_pages
 from templates_admin import selectors as template_selectors
 from templates_admin import services as template_services
-from templates_admin.models import PromptTemplate, PromptTemplateVersion
+from templates_admin.admin import PromptTemplateVersionInline
+from templates_admin.models import PromptTemplate
 from tenants import services as tenant_services
 from tenants.models import ApiKey, Role
 from tenants.selectors import api_key_list
@@ -50,28 +51,7 @@ class ConsoleAuditLogAdmin(ReadOnlyTenantAdmin):
     search_fields = ["=request_id", "query"]
     search_help_text = "An exact request id, or words of the question."
     actions = ["export_selected_csv"]
-    fields = [
-        "created_at",
-        "user",
-        "api_key_prefix",
-        "request_id",
-        "conversation_id",
-        "status",
-        "error_type",
-        "query",
-        "search_query",
-        "template_id",
-        "confidence",
-        "latency_ms",
-        "tokens_used",
-        "cost_estimate",
-        "model_provider",
-        "model",
-        "cache_hit",
-        "documents_retrieved",
-        "documents_used",
-        "flags",
-    ]
+    fields = ["created_at", *AUDIT_RECORD_FIELDS, "flags"]
     readonly_fields = fields
 
     def tenant_queryset(self, request):
@@ -117,25 +97,9 @@ class ConsoleAuditLogAdmin(ReadOnlyTenantAdmin):
 # --- Prompt templates ---------------------------------------------------------------------------
 
 
-class TemplateVersionInline(admin.TabularInline):
-    """A template's history, read-only (the parent is already scoped to the tenant)."""
-
-    model = PromptTemplateVersion
-    extra = 0
-    can_delete = False
-    ordering = ["-version"]
-    fields = ["version", "created_at", "created_by", "compare", "snapshot"]
-    readonly_fields = fields
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    @admin.display(description="Compare")
-    def compare(self, obj):
-        return template_admin_pages.compare_links(obj, site_name=self.admin_site.name)
-
-    def has_change_permission(self, request, obj=None):
-        return False
+class TemplateVersionInline(PromptTemplateVersionInline):
+    """A template's history, read-only, as on the operator site (the parent is already scoped to
+    the tenant); viewable by the firm's admins, who hold no Django model permissions."""
 
     def has_view_permission(self, request, obj=None):
         return self.admin_site.has_permission(request)

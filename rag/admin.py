@@ -476,6 +476,30 @@ def audit_csv_response(rows) -> StreamingHttpResponse:
     return response
 
 
+# An audit row's own fields as both admin sites show them (the operator's adds the tenant and the
+# JSON of flags, options and result).
+AUDIT_RECORD_FIELDS = [
+    "user",
+    "api_key_prefix",
+    "request_id",
+    "conversation_id",
+    "status",
+    "error_type",
+    "query",
+    "search_query",
+    "template_id",
+    "confidence",
+    "latency_ms",
+    "tokens_used",
+    "cost_estimate",
+    "model_provider",
+    "model",
+    "cache_hit",
+    "documents_retrieved",
+    "documents_used",
+]
+
+
 @admin.register(AuditLog)
 class AuditLogAdmin(admin.ModelAdmin):
     """Read-only: audit rows are append-only (the database refuses UPDATEs too)."""
@@ -506,31 +530,7 @@ class AuditLogAdmin(admin.ModelAdmin):
     search_fields = ["=request_id", "query"]
     search_help_text = "An exact request id, or words of the question."
     actions = ["export_csv"]
-    fields = [
-        "created_at",
-        "tenant",
-        "user",
-        "api_key_prefix",
-        "request_id",
-        "conversation_id",
-        "status",
-        "error_type",
-        "query",
-        "search_query",
-        "template_id",
-        "confidence",
-        "latency_ms",
-        "tokens_used",
-        "cost_estimate",
-        "model_provider",
-        "model",
-        "cache_hit",
-        "documents_retrieved",
-        "documents_used",
-        "flags_json",
-        "options_json",
-        "result_json",
-    ]
+    fields = ["created_at", "tenant", *AUDIT_RECORD_FIELDS, "flags_json", "options_json", "result_json"]
     readonly_fields = fields
 
     def has_add_permission(self, request):
