@@ -52,6 +52,18 @@ def row(name: str, values: list[float]) -> str:
     )
 
 
+def legalbench_setup():
+    """(the distinct dev queries, the ingested evaluation corpus, an admin reader); Django must be
+    set up."""
+    from rag.evaluation.runner import ingest_corpus
+    from rag.retrieval.service import Reader
+    from tenants.models import Role
+
+    tests = json.loads((LEGALBENCH / "dev.json").read_text())["tests"]
+    queries = list(dict.fromkeys(test["query"].strip() for test in tests))
+    return queries, ingest_corpus(LEGALBENCH / "corpus"), Reader(role=Role.ADMIN)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -63,16 +75,10 @@ def main() -> None:
 
     from django.conf import settings
 
-    from rag.evaluation.runner import ingest_corpus
     from rag.pipeline.run import run_query
-    from rag.retrieval.service import Reader
-    from tenants.models import Role
 
-    tests = json.loads((LEGALBENCH / "dev.json").read_text())["tests"]
-    queries = list(dict.fromkeys(test["query"].strip() for test in tests))
-    corpus = ingest_corpus(LEGALBENCH / "corpus")
+    queries, corpus, reader = legalbench_setup()
     tenant = corpus.tenant
-    reader = Reader(role=Role.ADMIN)
 
     def run(question: str, **options):
         started = time.perf_counter()

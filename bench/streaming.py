@@ -27,7 +27,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))  # run as a script: bench/ is not a package on the path
 
 from bench.common import setup_django  # noqa: E402
-from bench.pipeline import LEGALBENCH, row  # noqa: E402
+from bench.pipeline import legalbench_setup, row  # noqa: E402
 
 DEFAULT_OUT = REPO_ROOT / "bench" / "results-streaming.txt"
 
@@ -41,23 +41,16 @@ def main() -> None:
     args = parser.parse_args()
     setup_django()
 
-    import json
-
-    from rag.evaluation.runner import ingest_corpus
     from rag.pipeline.run import stream_query
     from rag.pipeline.streaming import AnswerDelta, GenerationStarted
-    from rag.retrieval.service import Reader
-    from tenants.models import Role
 
-    tests = json.loads((LEGALBENCH / "dev.json").read_text())["tests"]
-    queries = list(dict.fromkeys(test["query"].strip() for test in tests))
-    corpus = ingest_corpus(LEGALBENCH / "corpus")
-    reader = Reader(role=Role.ADMIN)
+    queries, corpus, reader = legalbench_setup()
+    tenant = corpus.tenant
 
     def stream(question: str, **options) -> dict:
         """ms to the first delta, from the generation's start to it, and to the end."""
         started = time.perf_counter()
-        ctx, events = stream_query(tenant=corpus.tenant, question=question, reader=reader, **options)
+        ctx, events = stream_query(tenant=tenant, question=question, reader=reader, **options)
         generating = first = None
         for event in events:
             now = time.perf_counter()
