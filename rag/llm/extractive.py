@@ -56,7 +56,7 @@ from typing import ClassVar
 from rag.ingest.chunking import token_estimate
 from rag.pipeline.follow_ups import generic_follow_ups, readable_title
 from rag.retrieval import legal_terms, snippets
-from rag.retrieval.rerank import is_heading
+from rag.retrieval.rerank import headings_only, is_heading
 
 from .base import Finding, Generation, GenerationRequest, Source, TextStream
 
@@ -484,6 +484,8 @@ def _sentences(sources, terms: snippets.QueryTerms) -> list[_Sentence]:
             continue  # a redacted passage has nothing to quote
         for start, end in snippets.sentence_spans(source.text):
             text = " ".join(source.text[start:end].split())
+            if is_heading(text) or headings_only(text):
+                continue  # "6. Orders; Delivery.", "GAS FRANCHISE AGREEMENT" name a clause, not say it
             if len(text) > MAX_SENTENCE_CHARS:
                 text = text[: text.rfind(" ", 0, MAX_SENTENCE_CHARS)]
             result.append(_Sentence(source, text, _matched(text, terms), len(result)))

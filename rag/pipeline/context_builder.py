@@ -136,7 +136,7 @@ def citation_ids(passages: Sequence[Passage], citation_style: str) -> list[str]:
     return ids
 
 
-def _focus(passage: Passage, text: str) -> str:
+def answer_focus(passage: Passage, text: str) -> str:
     """The passage's best answer window as it stands in `text` ("" when there is none in it)."""
     span = passage.answer_span
     return text[span[0] : span[1]] if span and 0 <= span[0] < span[1] <= len(text) else ""
@@ -190,7 +190,7 @@ def build_context(
             text=text,
             similarity_score=passage.similarity_score,
             answer_score=passage.answer_score,
-            focus=_focus(passage, text),
+            focus=answer_focus(passage, text),
             page_end=passage.page_end,
             section=passage.section_title,
             filename=passage.filename,

@@ -16,7 +16,8 @@ import re
 from dataclasses import dataclass, field
 
 from rag.llm import Finding
-from rag.retrieval.routing import DOCUMENT_WORD, split_reference
+from rag.retrieval.routing import DOCUMENT_WORD, REFERENCE_PHRASE, split_reference
+from rag.retrieval.service import Passage
 
 COMPARE = "compare"
 MULTI_PART = "multi_part"
@@ -196,6 +197,7 @@ def _parts(text: str) -> list[tuple[str, str]]:
         while pieces and not _asks(pieces[0]):
             lead_in.append(_clean(pieces.pop(0)))
         prefix = "; ".join(lead_in)
+        pieces = _pronouns_resolved(pieces)
         parts = [
             (_question(f"{prefix}; {piece}" if prefix else piece), _question(piece))
             for piece in pieces
@@ -204,6 +206,28 @@ def _parts(text: str) -> list[tuple[str, str]]:
     parts = [part for part in parts if len(part[0].split()) >= _MIN_PART_WORDS]
     parts = list(dict.fromkeys(parts))
     return parts if len(parts) >= 2 else []
+
+
+_IT = re.compile(r"\bit\b", re.I)
+# The words before a document named as the subject: "When does ", "How long will ", "Can ".
+_SUBJECT_LEAD = re.compile(
+    r"^\s*(?:\S+\s+){0,2}(?:does|do|did|is|are|was|were|will|would|can|could|may|might|must|shall|should)\s+$",
+    re.I,
+)
+
+
+def _pronouns_resolved(pieces: list[str]) -> list[str]:
+    """The parts with a later part's "it" read as the document the first part asks about ("When
+    does the gas franchise start and how long does it run?": "How long does the gas franchise
+    run?"), so that part is searched in that document too. Only a document that is the first part's
+    subject is "it"; a part naming its own document is left as it is."""
+    named = REFERENCE_PHRASE.search(pieces[0]) if pieces else None
+    if named is None or not _SUBJECT_LEAD.match(pieces[0][: named.start()]):
+        return pieces  # "What is the rent under the lease, and when is it due?": "it" is the rent
+    return [pieces[0]] + [
+        piece if REFERENCE_PHRASE.search(piece) else _IT.sub(named.group(), piece, count=1)
+        for piece in pieces[1:]
+    ]
 
 
 def _request_verb(preamble: str) -> str:
@@ -245,6 +269,8 @@ class ReasoningStep:
     question: str
     focus: str = ""  # what it asks of the passages (SubQuestions.focuses)
     chunk_ids: list[int] = field(default_factory=list)  # its passages, best first
+    # Its passages as its own search reranked them: each one's answer window for this part.
+    passages: dict[int, Passage] = field(default_factory=dict)
     citation_ids: list[str] = field(default_factory=list)  # its passages' tokens in the context
     answer: str | None = None  # None: not found, see not_found_reason
     not_found_reason: str | None = None  # NO_PASSAGES, NOT_IN_PASSAGES, LOW_CONFIDENCE, UNSUPPORTED

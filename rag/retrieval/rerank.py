@@ -113,7 +113,10 @@ MAX_WINDOW_CHARS = 700
 OFF_TOPIC_PRIOR = 0.3
 _PARTIES = re.compile(
     r"\b(?:by and (?:between|among)|(?:made|entered into)(?: and entered into)?,? "
-    r"(?:as of|on|effective|this)|is (?:made|entered into) (?:by|between))\b",
+    r"(?:as of|on|effective|this)|is (?:made|entered into) (?:by|between)|"
+    # "THIS AGREEMENT is dated May 3, 2006."; a recital of an earlier deal: "(E) The parties
+    # entered into that certain Amendment ... as of June 28, 2019"
+    r"this (?:agreement|amendment) is dated|entered into that certain)\b",
     re.I,
 )
 _ASKS_PARTIES = re.compile(
@@ -152,14 +155,14 @@ def window_prior(question: str, window: str) -> float:
         return OFF_TOPIC_PRIOR
     if _RECITAL.match(window) and not _ASKS_RECITAL.search(question):
         return OFF_TOPIC_PRIOR
-    if is_heading(window) or _headings_only(window):
+    if is_heading(window) or headings_only(window):
         return OFF_TOPIC_PRIOR
     return 1.0
 
 
-def _headings_only(window: str) -> bool:
-    """A window of headings run together ("ARTICLE XI INDEMNIFICATION; LIMITS ON LIABILITY Section
-    11.1 Indemnification."): short, and (almost) no word in lower case, where a clause has its
+def headings_only(window: str) -> bool:
+    """Whether `window` is headings run together ("ARTICLE XI INDEMNIFICATION; LIMITS ON LIABILITY
+    Section 11.1 Indemnification."): short, and (almost) no word in lower case, where a clause has its
     "the", "shall" and "of"."""
     words = window.split()
     return len(window) < MAX_WINDOW_CHARS // 3 and sum(word[0].islower() for word in words) < 2

@@ -23,7 +23,7 @@ from rag.retrieval.filters import SearchFilters
 from templates_admin.rendering import render
 
 from ..context import QueryContext
-from ..context_builder import ContextEntry, context_text
+from ..context_builder import ContextEntry, answer_focus, context_text
 from ..postprocess import process
 from ..reasoning import (
     COMPARE,
@@ -67,7 +67,13 @@ class ReasoningSearchStage:
             if number > depth:
                 break
             proper, passages = _search(ctx, question, compare=split.kind == COMPARE, scope=scope)
-            step = ReasoningStep(number, question, proper or focus, chunk_ids=[p.chunk_id for p in passages])
+            step = ReasoningStep(
+                number,
+                question,
+                proper or focus,
+                chunk_ids=[p.chunk_id for p in passages],
+                passages={p.chunk_id: p for p in passages},
+            )
             if not passages:
                 step.not_found_reason = NO_PASSAGES
             steps.append(step)
@@ -191,9 +197,10 @@ def _answer(ctx: QueryContext, step: ReasoningStep, entries: list[ContextEntry])
     """Answer `step` from its passages, held to the final answer's standards: only verified
     citations are kept, and an answer left with none, under MIN_CONFIDENCE_THRESHOLD, or with
     claims its passages do not support is "not found" (None), so the synthesis never builds on it."""
-    # A passage's answer window was chosen for the question that found it, maybe another part: the
-    # step is answered from the passage's own sentences.
-    sources = tuple(dataclasses.replace(entry.source, answer_score=None, focus="") for entry in entries)
+    # A passage's answer window in the context was chosen for the whole question: the step is
+    # answered from the windows its own search chose for it (the cross-encoder read this part),
+    # else from the passage's sentences.
+    sources = tuple(_step_source(step, entry) for entry in entries)
     prompt = render(
         ctx.template,
         context=context_text(entries),
@@ -231,3 +238,13 @@ def _answer(ctx: QueryContext, step: ReasoningStep, entries: list[ContextEntry])
     step.citations = list(dict.fromkeys(citation.source.citation_id for citation in kept))
     step.quotes = [(citation.source.citation_id, citation.snippet) for citation in kept]
     step.confidence = confidence
+
+
+def _step_source(step: ReasoningStep, entry: ContextEntry):
+    """The entry's source with the answer window the step's own search chose, if it has one."""
+    own = step.passages.get(entry.passage.chunk_id)
+    if own is None or own.answer_score is None:
+        return dataclasses.replace(entry.source, answer_score=None, focus="")
+    return dataclasses.replace(
+        entry.source, answer_score=own.answer_score, focus=answer_focus(own, entry.source.text)
+    )

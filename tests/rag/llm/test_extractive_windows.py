@@ -198,3 +198,24 @@ def test_a_stronger_lead_is_more_confident_and_confidence_stays_in_0_1():
     ]
     assert all(0.0 <= value <= 1.0 for value in extremes)
     assert extremes[0] > 0.9 and extremes[1] < 0.05
+
+
+def test_without_windows_a_heading_sentence_is_never_quoted_for_its_words():
+    # A sub-question answered from its passages' sentences: "Orders" and "Delivery" are the
+    # question's words, but the heading only names the clause that follows it.
+    text = (
+        "6. Orders; Delivery.\n\n"
+        "FCC shall accept all purchase orders unless the amount ordered exceeds the Maximum Quantity."
+    )
+    reply = answer("When can FCC refuse orders for delivery?", [source("1", 1, "", None, text=text)])
+    snippets = [citation["snippet"] for citation in reply["citations"]]
+    assert snippets and all("Orders; Delivery" not in snippet for snippet in snippets)
+    assert snippets[0].startswith("FCC shall accept all purchase orders")
+
+
+def test_without_windows_a_title_in_capitals_is_never_quoted():
+    text = "GAS FRANCHISE AGREEMENT\n\nThe term of the Franchise shall be twenty (20) years."
+    reply = answer("How long does the gas franchise run?", [source("1", 1, "", None, text=text)])
+    assert [c["snippet"] for c in reply["citations"]] == [
+        "The term of the Franchise shall be twenty (20) years."
+    ]

@@ -2,6 +2,7 @@
 citations, the synthesis, show_cot_steps, max_reasoning_depth, cot_enabled, dry run, cache, API,
 and the request's filters bounding every sub-search in plain and agentic modes."""
 
+import dataclasses
 import json
 
 import pytest
@@ -102,6 +103,20 @@ def test_comparisons_split_into_one_question_per_subject(question, expected):
         (
             "Consider the NDA; what is the term and who are the parties?",
             ("Consider the NDA, what is the term?", "Consider the NDA, who are the parties?"),
+        ),
+        # "it" is the document the first part asks about: the second part is searched there too
+        (
+            "When does the gas franchise start and how long does it run?",
+            ("When does the gas franchise start?", "How long does the gas franchise run?"),
+        ),
+        (
+            "How long does the affiliate agreement last, and how can it be ended?",
+            ("How long does the affiliate agreement last?", "How can the affiliate agreement be ended?"),
+        ),
+        # ... but not when the document is not what the first part is about: "it" is the rent
+        (
+            "What is the rent under the lease and when is it due?",
+            ("What is the rent under the lease?", "When is it due?"),
         ),
     ],
 )
@@ -411,3 +426,29 @@ def test_every_sub_search_keeps_the_requests_filters(tenant, look_alikes, agenti
     for filters in searches:
         reached |= set(selectors.document_ids_within(tenant=tenant, filters=filters))
     assert len(searches) >= 3 and reached == {look_alikes.inside.pk}
+
+
+def test_a_step_quotes_the_answer_window_its_own_search_chose():
+    # The context's window was chosen for the whole question (the rent); the step asked about
+    # termination, and its own search's window is what it answers from.
+    from rag.pipeline.context_builder import build_context
+    from rag.pipeline.reasoning import ReasoningStep
+    from rag.pipeline.stages.reasoning import _step_source
+    from tests.rag.pipeline.test_context_builder import passage
+
+    rent = "Tenant shall pay rent of $4,000 monthly."
+    termination = "Landlord may terminate this Lease on thirty (30) days notice."
+    text = f"{rent} {termination}"
+    whole = passage(1, text, answer_score=0.9, answer_start=100, answer_end=100 + len(rent))
+    entry = build_context([whole], citation_style="inline_numbers", token_budget=1000).entries[0]
+    assert entry.source.focus == rent
+    start = 100 + text.index(termination)
+    own = dataclasses.replace(
+        whole, answer_score=0.8, answer_start=start, answer_end=start + len(termination)
+    )
+    step = ReasoningStep(2, "When may the landlord terminate?", chunk_ids=[1], passages={1: own})
+    source = _step_source(step, entry)
+    assert (source.focus, source.answer_score) == (termination, 0.8)
+    # A passage the step's own search did not rerank is answered from its sentences.
+    other = ReasoningStep(3, "Who pays?", chunk_ids=[1])
+    assert (_step_source(other, entry).focus, _step_source(other, entry).answer_score) == ("", None)

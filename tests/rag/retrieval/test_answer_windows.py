@@ -197,3 +197,18 @@ def test_a_window_without_the_asked_clauses_words_counts_less():
     assert best[1].score == pytest.approx(0.9)
     # A question naming no clause with words of its own leaves the scores alone.
     assert legal_terms.evidence("When does the agreement expire?") == []
+
+
+@pytest.mark.parametrize(
+    "window",
+    [
+        "NON COMPETITION AGREEMENT AND RIGHT OF FIRST OFFER THIS AGREEMENT is dated May 3, 2006.",
+        "(E) The Veoneer Parties and the Nissin Parties entered into that certain Amendment to Joint "
+        "Venture Agreement as of June 28, 2019.",
+    ],
+)
+def test_a_dated_title_line_and_a_recital_of_an_earlier_deal_are_discounted(window):
+    # Both repeat the deal's own words ("right of first offer", "amendment"): the model likes them.
+    assert window_prior("What right of first offer does Western Copper have?", window) == OFF_TOPIC_PRIOR
+    assert window_prior("When does the amendment take effect?", window) == OFF_TOPIC_PRIOR
+    assert window_prior("When is the agreement dated?", window) == 1.0
