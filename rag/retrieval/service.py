@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from django.conf import settings
+from django.db.models import Q
 from django.utils import timezone
 
 from rag import selectors
@@ -557,17 +558,76 @@ def _readable_confidential(tenant: Tenant, reader: Reader, documents: list[Docum
     )
 
 
-def _answer_window(candidate: _Candidate, chunk: Chunk, redacted: bool) -> dict:
+def _answer_window(candidate: _Candidate, chunk: Chunk, redacted: bool, *, opening: int) -> dict:
+    """The answer window's score and document offsets; a window opening the passage starts at
+    `opening`, the start of its sentence (see _opening_windows)."""
     window = candidate.window
     if window is None:
         return {}
     if redacted:  # where a confidential passage answers is not shown either
         return {"answer_score": round(window.score, 4)}
+    start = chunk.char_start + window.start
     return {
         "answer_score": round(window.score, 4),
-        "answer_start": chunk.char_start + window.start,
+        "answer_start": opening if opening < chunk.char_start else start,
         "answer_end": chunk.char_start + window.end,
     }
+
+
+# A passage cut inside a sentence opens with a fragment ("done any act or thing which will in any
+# way impair the rights of King ..."): quoted as an answer, it reads as nonsense. When the answer
+# window is that fragment, the passage is taken back to the sentence's start, found in the
+# document's previous passage (chunks overlap), at most this far back.
+SENTENCE_LOOKBACK_CHARS = 600
+
+
+def _opening_windows(tenant: Tenant, kept: list[tuple[_Candidate, Chunk]]) -> dict[int, tuple[str, int]]:
+    """{chunk id: (the text before it that completes the sentence its answer window opens with,
+    the page that text starts on)}, for the chunks whose answer window is their first words and
+    starts inside a sentence."""
+    opening = [
+        chunk
+        for candidate, chunk in kept
+        if candidate.window is not None
+        and chunk.index > 0
+        and not chunk.text[: candidate.window.start].strip()
+    ]
+    if not opening:
+        return {}
+    wanted = Q()
+    for chunk in opening:
+        wanted |= Q(document_id=chunk.document_id, index=chunk.index - 1)
+    previous = {
+        (row.document_id, row.index): row
+        for row in owned_list(Chunk, tenant=tenant)
+        .filter(wanted)
+        .only("document_id", "index", "text", "char_start", "page_end")
+    }
+    prefixes = {}
+    for chunk in opening:
+        before = previous.get((chunk.document_id, chunk.index - 1))
+        if before is not None:
+            prefix = sentence_before(before.text, before.char_start, chunk.text, chunk.char_start)
+            if prefix:
+                prefixes[chunk.pk] = (prefix, min(chunk.page_start, before.page_end))
+    return prefixes
+
+
+def sentence_before(previous: str, previous_start: int, text: str, start: int) -> str:
+    """The start of the sentence `text` (at document offset `start`) opens inside, as found at the
+    end of `previous` (at `previous_start`, overlapping or ending where `text` starts): "" when
+    `text` opens on a sentence's start, or that start is over SENTENCE_LOOKBACK_CHARS back."""
+    tail_from = max(previous_start, start - SENTENCE_LOOKBACK_CHARS)
+    tail = previous[tail_from - previous_start : start - previous_start]
+    if not tail.strip() or len(tail) != start - tail_from:
+        return ""
+    joined = tail + text[:SENTENCE_LOOKBACK_CHARS]
+    for begin, end in snippets.sentence_spans(joined):
+        if begin < len(tail) < end and (begin > 0 or tail_from == previous_start == 0):
+            return tail[begin:]
+        if begin >= len(tail):
+            break
+    return ""
 
 
 def _passages(tenant, kept, documents, reader: Reader, question: str, size: int) -> list[Passage]:
@@ -578,31 +638,44 @@ def _passages(tenant, kept, documents, reader: Reader, question: str, size: int)
         chunk.pk: chunk
         for chunk in owned_list(Chunk, tenant=tenant)
         .filter(pk__in=chunk_ids)
-        .only("pk", "index", "text", "char_start", "char_end", "page_start", "page_end", "section_title")
+        .only(
+            "pk",
+            "document_id",
+            "index",
+            "text",
+            "char_start",
+            "char_end",
+            "page_start",
+            "page_end",
+            "section_title",
+        )
     }
     # A document reindexed since the search replaced its chunks: the gone ones are left out (the
     # next question finds the new ones), never a 500.
     kept = [(candidate, scores) for candidate, scores in kept if candidate.hit.chunk_id in rows]
     readable = _readable_confidential(tenant, reader, [documents[c.hit.document_id] for c, _ in kept])
+    openings = _opening_windows(tenant, [(c, rows[c.hit.chunk_id]) for c, _ in kept])
     terms = snippets.query_terms(question)
     passages = []
     for candidate, scores in kept:
         chunk = rows[candidate.hit.chunk_id]
         document = documents[candidate.hit.document_id]
         redacted = document.sensitivity == Sensitivity.CONFIDENTIAL and document.pk not in readable
+        (prefix, page_start), window = openings.get(chunk.pk, ("", chunk.page_start)), candidate.window
+        char_start = chunk.char_start - len(prefix) if not redacted else chunk.char_start
         if redacted:
             text = snippet_text = REDACTED
             snippet_start, snippet_end = chunk.char_start, chunk.char_end
         else:
-            window = candidate.window
+            text = prefix + chunk.text
             snippet = snippets.best_snippet(
-                passage=chunk.text,
-                offset=chunk.char_start,
+                passage=text,
+                offset=char_start,
                 terms=terms,
                 size=size,
-                focus=window.start if window is not None else None,
+                focus=window.start + len(prefix) if window is not None else None,
             )
-            text, snippet_text = chunk.text, snippet.text
+            snippet_text = snippet.text
             snippet_start, snippet_end = snippet.start, snippet.end
         passages.append(
             Passage(
@@ -614,10 +687,10 @@ def _passages(tenant, kept, documents, reader: Reader, question: str, size: int)
                 doc_type=document.doc_type,
                 jurisdiction=document.jurisdiction,
                 date=document.document_date,
-                page_start=chunk.page_start,
+                page_start=page_start if not redacted else chunk.page_start,
                 page_end=chunk.page_end,
                 section_title=chunk.section_title,
-                char_start=chunk.char_start,
+                char_start=char_start,
                 char_end=chunk.char_end,
                 text=text,
                 snippet=snippet_text,
@@ -631,7 +704,7 @@ def _passages(tenant, kept, documents, reader: Reader, question: str, size: int)
                 keyword_score=candidate.hit.keyword_score,
                 routed=candidate.routed,
                 redacted=redacted,
-                **_answer_window(candidate, chunk, redacted),
+                **_answer_window(candidate, chunk, redacted, opening=char_start),
                 filename=document.original_filename,
                 chunk_index=chunk.index,
             )
