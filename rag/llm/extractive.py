@@ -70,7 +70,8 @@ MIN_WINDOW_SCORE = 0.1
 RELATIVE_WINDOW_SCORE = 0.3
 MAX_DETAILED_QUOTES = 5
 RAW_AT_HALF = 0.3  # see _confidence
-MAX_SENTENCE_CHARS = 600  # a "sentence" longer than this (a run-on list) is cut at a word end
+MAX_SENTENCE_CHARS = 600  # a "sentence" longer than this (a run-on list) is cut at a word end, marked
+OMISSION = " …"  # where a quote is cut short: the sentence goes on in the document
 REDACTED = "[REDACTED]"
 I_DONT_KNOW = "I don't know."
 DISCLAIMER = "Quoted from the retrieved documents; not legal advice. Verify against the full text."
@@ -436,7 +437,8 @@ def _after_label_lines(text: str) -> int:
 
 def operative_text(window: str) -> str:
     """The window's text with whitespace collapsed, without the heading(s), table rows or address
-    lines leading it or the heading trailing it, cut at a word end past MAX_SENTENCE_CHARS."""
+    lines leading it or the heading trailing it, cut at a word end past MAX_SENTENCE_CHARS (and
+    marked so)."""
     spans = snippets.sentence_spans(window)  # a heading on its own line is a sentence of its own
     while len(spans) > 1 and is_heading(window[spans[0][0] : spans[0][1]]):
         spans = spans[1:]
@@ -449,9 +451,15 @@ def operative_text(window: str) -> str:
     trailing = _TRAILING_HEADING.search(text)
     if trailing and trailing.start() > 0:
         text = text[: trailing.start()]
-    if len(text) > MAX_SENTENCE_CHARS:
-        text = text[: text.rfind(" ", 0, MAX_SENTENCE_CHARS)]
-    return text
+    return _cut(text)
+
+
+def _cut(text: str) -> str:
+    """`text`, or its first MAX_SENTENCE_CHARS cut at a word end and marked as cut (OMISSION): a
+    reader must not take the quote for the whole clause."""
+    if len(text) <= MAX_SENTENCE_CHARS:
+        return text
+    return text[: text.rfind(" ", 0, MAX_SENTENCE_CHARS)].rstrip(" ,;:") + OMISSION
 
 
 def first_sentence(text: str) -> str:
@@ -486,8 +494,7 @@ def _sentences(sources, terms: snippets.QueryTerms) -> list[_Sentence]:
             text = " ".join(source.text[start:end].split())
             if is_heading(text) or headings_only(text):
                 continue  # "6. Orders; Delivery.", "GAS FRANCHISE AGREEMENT" name a clause, not say it
-            if len(text) > MAX_SENTENCE_CHARS:
-                text = text[: text.rfind(" ", 0, MAX_SENTENCE_CHARS)]
+            text = _cut(text)
             result.append(_Sentence(source, text, _matched(text, terms), len(result)))
     return result
 

@@ -274,8 +274,9 @@ def _citation(entry: ContextEntry, quote: str) -> dict:
 
 
 def _locate(quote: str, text: str) -> tuple[int, int] | None:
-    """Where `quote` occurs in `text`, whitespace-insensitively (case-insensitively as a fallback)."""
-    words = quote.split()
+    """Where `quote` occurs in `text`, whitespace-insensitively (case-insensitively as a fallback);
+    an ellipsis opening or ending it marks where it was cut, not quoted words."""
+    words = quote.strip().strip("…").removesuffix("...").removeprefix("...").split()
     if not words:
         return None
     pattern = r"\s+".join(re.escape(word) for word in words)

@@ -6,7 +6,7 @@ sentence two overlapping chunks carry is quoted once, and the confidence rewards
 import pytest
 
 from rag.llm.base import Source
-from rag.llm.extractive import MAX_QUOTES, answer, operative_text, window_confidence
+from rag.llm.extractive import MAX_QUOTES, MAX_SENTENCE_CHARS, answer, operative_text, window_confidence
 
 LAW = "This Agreement shall be governed by the laws of the State of Texas."
 ASSIGNMENT = "Neither party may assign this Agreement without the prior written consent of the other party."
@@ -219,3 +219,18 @@ def test_without_windows_a_title_in_capitals_is_never_quoted():
     assert [c["snippet"] for c in reply["citations"]] == [
         "The term of the Franchise shall be twenty (20) years."
     ]
+
+
+def test_a_quote_cut_short_says_so():
+    # A run-on clause longer than MAX_SENTENCE_CHARS is quoted up to a word end, marked as cut: a
+    # reader must not take the quote for the whole clause.
+    clause = (
+        "The Company shall indemnify the Sponsor against "
+        + ", ".join(f"claim number {n} of the kind described in Schedule {n}" for n in range(1, 30))
+        + "."
+    )
+    reply = answer("What must the company indemnify?", [source("1", 1, clause, 0.9)])
+    snippet = reply["citations"][0]["snippet"]
+    assert snippet.endswith(" \u2026") and len(snippet) <= MAX_SENTENCE_CHARS + 2
+    assert clause.startswith(snippet.removesuffix(" \u2026"))
+    assert f'"{snippet}" [1]' in reply["answer"]

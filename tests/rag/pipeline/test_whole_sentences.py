@@ -53,3 +53,23 @@ def test_the_sentence_a_passage_opens_inside_is_found_in_the_passage_before():
     # A sentence starting further back than the look-back is left as it is.
     long = "x " * 400 + "and the rest."
     assert sentence_before("Start. " + long[:700], 100, long[700:], 807) == ""
+
+
+@pytest.mark.django_db
+def test_a_quote_cut_short_is_marked_and_its_citation_spans_what_was_quoted(tenant, case, ingest_text):
+    clause = (
+        "Licensee shall pay royalties on "
+        + ", ".join(f"net sales of product line {n} in territory {n}" for n in range(1, 30))
+        + "."
+    )
+    document = ingest_text(case, OPENING + clause, filename="royalties.txt", title="Royalty Agreement")
+    result = run_query(
+        tenant=tenant, question="On what must the licensee pay royalties?", use_cache=False
+    ).result
+    first = result["citations"][0]
+    assert first["document_id"] == document.pk
+    assert first["snippet"].startswith("Licensee shall pay royalties on")
+    assert document.text[first["char_start"] : first["char_end"]] == first["snippet"]
+    assert first["char_end"] < len(OPENING) + len(clause)  # cut short ...
+    assert f'{first["snippet"]} \u2026"' in result["answer"]  # ... and the answer says so
+    assert not result["flags"]["invalid_citations"] and not result["flags"]["hallucination_detected"]
