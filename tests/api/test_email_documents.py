@@ -13,7 +13,7 @@ from django.test import Client, override_settings
 
 from rag import selectors
 from rag.ingest import service
-from rag.models import Document, DocumentStatus, TitleSource
+from rag.models import Chunk, Document, DocumentStatus, TitleSource
 from ragsite import exceptions as errors
 from tenants.models import Role
 from tests.api.conftest_docs import *  # noqa: F403  (fixtures)
@@ -165,6 +165,31 @@ def test_deleting_the_email_keeps_its_attachments_as_documents(case, upload):
     remaining = Document.objects.filter(case=case)
     assert remaining.count() == 4
     assert set(remaining.values_list("parent_id", flat=True)) == {None, result.attachments[2].document.pk}
+
+
+def test_an_emails_confidentiality_and_readers_reach_its_attachments(case, upload):
+    result = upload(case, "mail.eml", content=_email_with_attachments())
+    documents = [r.document.pk for r in result.with_attachments()]
+    email = _get(case, documents[0])
+    reader = MembershipFactory(tenant=case.tenant, role=Role.MEMBER).user
+
+    email.sensitivity = "confidential"
+    email.save()
+    every = Document.objects.filter(pk__in=documents)
+    assert set(every.values_list("sensitivity", flat=True)) == {"confidential"}
+    # Search filters on the chunks' copy of the field: the attachments' passages are hidden too.
+    chunks = Chunk.objects.filter(document_id__in=documents).values_list("sensitivity", flat=True)
+    assert set(chunks) == {"confidential"}
+
+    email.confidential_readers.add(reader)  # down to the forwarded e-mail's own attachment
+    assert all(reader in d.confidential_readers.all() for d in every)
+    email.confidential_readers.remove(reader)
+    assert not any(d.confidential_readers.exists() for d in every)
+
+    # Making the e-mail internal again is a decision about the e-mail only.
+    email.sensitivity = "internal"
+    email.save()
+    assert list(every.exclude(pk=email.pk).values_list("sensitivity", flat=True)) == ["confidential"] * 4
 
 
 def test_ingest_now_ingests_the_attachments_too(case):
