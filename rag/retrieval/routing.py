@@ -203,7 +203,8 @@ REFERENCE_PHRASE = re.compile(
     r"\b(?:the|this|that|its|his|her|their|our|your|my)\s+(?:(?!(?:the|a|an|of|in|under|to|for|with|by|on|"
     r"from|this|that|its|is|are|was|be|what|which)\b)[\w'\u2019/&.-]+\s+){0,3}"
     r"(?:agreements?|contracts?|deals?|amendments?|arrangements?|sponsorships?|licen[cs]es?|leases?|"
-    r"franchises?|endorsements?|non-competes?|mou|msa|nda)\b(?!\s+(?:fee|term|period|rights?)\b)",
+    r"franchises?|endorsements?|non-competes?|cooperations?|collaborations?|partnerships?|joint ventures?|"
+    r"co-promotions?|distributorships?|mou|msa|nda)\b(?!\s+(?:fee|term|period|rights?)\b)",
     re.I,
 )
 

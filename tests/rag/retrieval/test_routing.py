@@ -78,6 +78,11 @@ def test_tokens_split_file_names_and_drop_stopwords():
         ("What is the term of the franchise?", "What is the term of the agreement?"),
         ("Is the governing law of this contract Texas?", "Is the governing law of the agreement Texas?"),
         ("What is the license fee?", "What is the license fee?"),
+        # Deals named by their kind without "agreement": "the Ginares cooperation"
+        ("How long does the Ginares cooperation run?", "How long does the agreement run?"),
+        ("Which law governs the joint venture agreement?", "Which law governs the agreement?"),
+        ("Can the Glumetza co-promotion be renewed?", "Can the agreement be renewed?"),
+        ("What cooperation is required of the licensee?", "What cooperation is required of the licensee?"),
     ],
 )
 def test_generic_reference_replaces_the_phrase_naming_the_document_only(question, generic):
