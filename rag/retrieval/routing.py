@@ -202,9 +202,11 @@ def strip_words(question: str, words: tuple[str, ...]) -> str:
 REFERENCE_PHRASE = re.compile(
     r"\b(?:the|this|that|its|his|her|their|our|your|my)\s+(?:(?!(?:the|a|an|of|in|under|to|for|with|by|on|"
     r"from|this|that|its|is|are|was|be|what|which)\b)[\w'\u2019/&.-]+\s+){0,3}"
-    r"(?:agreements?|contracts?|deals?|amendments?|arrangements?|sponsorships?|licen[cs]es?|leases?|"
-    r"franchises?|endorsements?|non-competes?|cooperations?|collaborations?|partnerships?|joint ventures?|"
-    r"co-promotions?|distributorships?|mou|msa|nda)\b(?!\s+(?:fee|term|period|rights?)\b)",
+    r"(?:agreements?|contracts?|deals?|amendments?|arrangements?|mou|msa|nda|"
+    # Kinds of deal that are also what a clause grants: in the plural they are the grants ("can the
+    # trademark licenses be sublicensed?"), not the document.
+    r"sponsorship|licen[cs]e|lease|franchise|endorsement|non-compete|cooperation|collaboration|"
+    r"partnership|joint venture|co-promotion|distributorship)\b(?!\s+(?:fee|term|period|rights?)\b)",
     re.I,
 )
 

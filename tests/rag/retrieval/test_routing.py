@@ -83,6 +83,11 @@ def test_tokens_split_file_names_and_drop_stopwords():
         ("Which law governs the joint venture agreement?", "Which law governs the agreement?"),
         ("Can the Glumetza co-promotion be renewed?", "Can the agreement be renewed?"),
         ("What cooperation is required of the licensee?", "What cooperation is required of the licensee?"),
+        # In the plural, the licenses a clause grants, not the document
+        (
+            "Can the trademark and promotional-materials licenses be sublicensed?",
+            "Can the trademark and promotional-materials licenses be sublicensed?",
+        ),
     ],
 )
 def test_generic_reference_replaces_the_phrase_naming_the_document_only(question, generic):
