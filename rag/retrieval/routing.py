@@ -154,8 +154,11 @@ class Routing:
     @property
     def generic_question(self) -> str:
         """`content_question` with a phrase naming the document by its kind read as "the agreement"
-        (generic_reference): what the cross-encoder and the clause types read."""
-        return generic_reference(self.content_question)
+        (generic_reference): what the cross-encoder and the clause types read. The phrase is read
+        with its naming words ("the Excite sponsorship" names a document; "the sponsorship" alone
+        may be what a clause grants), and again once they are gone (more than three words before
+        the kind: "the Union Dental business affiliate agreement")."""
+        return generic_reference(strip_words(generic_reference(self.question), self.naming))
 
     def match(self, document_id: int) -> float:
         """How well `document_id` matches the reference (0 when it was not routed)."""
@@ -200,22 +203,33 @@ def strip_words(question: str, words: tuple[str, ...]) -> str:
 # names the document by its kind, up to three words before the kind; not "the term of the
 # franchise" (what is asked about, then the document).
 REFERENCE_PHRASE = re.compile(
-    r"\b(?:the|this|that|its|his|her|their|our|your|my)\s+(?:(?!(?:the|a|an|of|in|under|to|for|with|by|on|"
-    r"from|this|that|its|is|are|was|be|what|which)\b)[\w'\u2019/&.-]+\s+){0,3}"
+    r"\b(?:the|this|that|its|his|her|their|our|your|my)\s+(?P<modifiers>(?:(?!(?:the|a|an|of|in|under|to|for|"
+    r"with|by|on|from|this|that|its|is|are|was|be|what|which)\b)[\w'\u2019/&.-]+\s+){0,3})"
     r"(?:agreements?|contracts?|deals?|amendments?|arrangements?|mou|msa|nda|"
     # Kinds of deal that are also what a clause grants: in the plural they are the grants ("can the
     # trademark licenses be sublicensed?"), not the document.
-    r"sponsorship|licen[cs]e|lease|franchise|endorsement|non-compete|cooperation|collaboration|"
-    r"partnership|joint venture|co-promotion|distributorship)\b(?!\s+(?:fee|term|period|rights?)\b)",
+    r"(?P<deal>sponsorship|licen[cs]e|lease|franchise|endorsement|non-compete|cooperation|collaboration|"
+    r"partnership|joint venture|co-promotion|distributorship))\b(?!\s+(?:fee|term|period|rights?)\b)",
     re.I,
 )
+# "the term of the franchise", "under the license": a bare kind of deal after one of these is the
+# document; elsewhere ("once the endorsement is pulled", "covered by the license") it is the grant.
+_OF_THE_DOCUMENT = re.compile(r"\b(?:of|under|in|to|for|from|within)\s+$", re.I)
 
 
 def generic_reference(question: str) -> str:
     """`question` with a phrase naming a document by its kind replaced by "the agreement": which
     agreement is routing's business; scoring passages on "supply agreement" finds the title and the
-    parties paragraph rather than the clause asked about."""
-    return REFERENCE_PHRASE.sub("the agreement", question)
+    parties paragraph rather than the clause asked about. A bare kind of deal ("the endorsement")
+    names the document only after "of", "under", "in" …: "once the endorsement is pulled" keeps it."""
+
+    def generic(match: re.Match) -> str:
+        bare_deal = match["deal"] and not match["modifiers"]
+        if bare_deal and not _OF_THE_DOCUMENT.search(question[: match.start()]):
+            return match.group()
+        return "the agreement"
+
+    return REFERENCE_PHRASE.sub(generic, question)
 
 
 class _Profiles:

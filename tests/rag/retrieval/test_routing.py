@@ -73,7 +73,14 @@ def test_tokens_split_file_names_and_drop_stopwords():
     [
         ("What law governs the terpene supply agreement?", "What law governs the agreement?"),
         ("When does the Good Sam endorsement deal end?", "When does the agreement end?"),
-        ("Can its licence be assigned?", "Can the agreement be assigned?"),
+        ("Can its licence agreement be assigned?", "Can the agreement be assigned?"),
+        # A bare kind of deal is the document after "of", "under", "in" ..., the grant elsewhere
+        ("What may the licensee do under the license?", "What may the licensee do under the agreement?"),
+        (
+            "What must Holiday RV do once the endorsement is pulled?",
+            "What must Holiday RV do once the endorsement is pulled?",
+        ),
+        ("Are the subsidiaries covered by the license?", "Are the subsidiaries covered by the license?"),
         # What is asked about stays; only the document's own name goes.
         ("What is the term of the franchise?", "What is the term of the agreement?"),
         ("Is the governing law of this contract Texas?", "Is the governing law of the agreement Texas?"),
@@ -209,3 +216,25 @@ def test_route_profiles_follow_the_index_version(tenant, case, three_documents, 
     added = ingest_text(case, "CHARTER between Cyberdyne Systems and Tyrell Corp.", filename="charter.txt")
     after = _route(tenant, "In the charter between Cyberdyne Systems and Tyrell Corp, what is the term?")
     assert after.documents[0].document_id == added.pk
+
+
+@pytest.mark.parametrize(
+    ("question", "naming", "generic"),
+    [
+        # The deal is named by a party: "the Excite sponsorship" is the document, not a grant.
+        ("How long does the Excite sponsorship last?", ("excite",), "How long does the agreement last?"),
+        (
+            "Does the Union Dental business affiliate agreement have a fixed end date?",
+            ("union", "dental"),
+            "Does the agreement have a fixed end date?",
+        ),
+        # Named by its party, then about the grant: "the endorsement" stays.
+        (
+            "What must Holiday RV do once the endorsement is pulled?",
+            ("holiday", "rv"),
+            "What must do once the endorsement is pulled?",
+        ),
+    ],
+)
+def test_the_generic_question_reads_the_reference_with_its_naming_words(question, naming, generic):
+    assert routing.Routing(reference="", question=question, naming=naming).generic_question == generic
