@@ -31,7 +31,9 @@ def _clause(name: str, pattern: str, wording: str) -> ClauseType:
 CLAUSE_TYPES: tuple[ClauseType, ...] = (
     _clause(
         "expiration",
-        r"\bexpir\w*|\bend date\b|\bhow long\b|\bfixed term\b|\buntil when\b|\bcome to an end\b"
+        # "How long does FCC have to respond?" asks for a time limit, not how long the deal runs.
+        r"\bexpir\w*|\bend date\b|\bhow long\b(?![^?]*\b(?:have|has) to\b)|\bfixed term\b|\buntil when\b"
+        r"|\bcome to an end\b"
         r"|\bwhen (?:does|will|did) (?:[\w'\u2019./-]+\s+){0,8}?(?:end|lapse|run out)\b"
         r"|\b(?:term|duration) of (?:the|this) (?:agreement|contract)",
         "The term of this Agreement shall commence on the Effective Date and shall continue for a "

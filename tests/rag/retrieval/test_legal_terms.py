@@ -32,6 +32,9 @@ from tenants.models import Role
         ("What access to records does the company get?", ["audit rights"]),
         ("Can either side transfer its rights under the deal?", ["anti-assignment"]),
         ("When does the meeting start?", []),
+        ("How long does the sponsorship last?", ["expiration"]),
+        # A time limit inside the deal, not how long the deal runs
+        ("How long does the supplier have to respond to a purchase order?", []),
     ],
 )
 def test_clause_types_named_in_questions(question, names):
