@@ -28,6 +28,9 @@ def _clause(name: str, pattern: str, wording: str) -> ClauseType:
     return ClauseType(name, re.compile(pattern, re.IGNORECASE), wording)
 
 
+# What a party creates or owns, as opposed to the contract itself.
+_WORK = r"\b(?:work product|inventions?|deliverables|intellectual property|ip|copyrights?|patents?)\b"
+
 CLAUSE_TYPES: tuple[ClauseType, ...] = (
     _clause(
         "expiration",
@@ -65,7 +68,9 @@ CLAUSE_TYPES: tuple[ClauseType, ...] = (
     ),
     _clause(
         "anti-assignment",
-        r"\bassign\w*|\bdelegat\w*|\btransfer (?:of )?(?:the|this) (?:agreement|contract)"
+        # "Does Wildform assign its work product?" asks who owns the work (ip ownership), not
+        # whether the contract may be assigned.
+        rf"\bassign\w*(?![^?]*{_WORK})|\bdelegat\w*|\btransfer (?:of )?(?:the|this) (?:agreement|contract)"
         r"|\btransfer\w* (?:its |their |his |her |the )?(?:rights|obligations|interest)\b",
         "Neither party may assign or transfer this Agreement or its rights or obligations without the "
         "prior written consent of the other party.",
@@ -188,6 +193,7 @@ CLAUSE_TYPES: tuple[ClauseType, ...] = (
     _clause(
         "ip ownership",
         r"\b(?:ip|intellectual property)\b.*\b(?:own|assign)\w*|\bownership\b"
+        rf"|\bassign\w*[^?]*{_WORK}"
         r"|\bown(?:s|ing)?\b.*\b(?:ip|intellectual property|work product|inventions?)\b",
         "All intellectual property rights in the work product shall be owned by and are hereby "
         "assigned to the party.",

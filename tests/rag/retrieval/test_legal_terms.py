@@ -35,6 +35,8 @@ from tenants.models import Role
         ("How long does the sponsorship last?", ["expiration"]),
         # A time limit inside the deal, not how long the deal runs
         ("How long does the supplier have to respond to a purchase order?", []),
+        ("Does the developer assign its work product?", ["ip ownership"]),
+        ("Can the developer assign the agreement?", ["anti-assignment"]),
     ],
 )
 def test_clause_types_named_in_questions(question, names):
