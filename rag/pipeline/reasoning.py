@@ -268,8 +268,8 @@ class ReasoningStep:
     number: int
     question: str
     focus: str = ""  # what it asks of the passages (SubQuestions.focuses)
-    chunk_ids: list[int] = field(default_factory=list)  # its passages, best first
-    # Its passages as its own search reranked them: each one's answer window for this part.
+    # Its passages by chunk id, best first, as its own search reranked them: each one's answer
+    # window is this part's.
     passages: dict[int, Passage] = field(default_factory=dict)
     citation_ids: list[str] = field(default_factory=list)  # its passages' tokens in the context
     answer: str | None = None  # None: not found, see not_found_reason
@@ -278,6 +278,11 @@ class ReasoningStep:
     quotes: list[tuple[str, str]] = field(default_factory=list)  # (token, snippet) of each citation
     confidence: float = 0.0
     execution_time_ms: float = 0.0
+
+    @property
+    def chunk_ids(self) -> list[int]:
+        """Its passages' chunk ids, best first."""
+        return list(self.passages)
 
     def as_dict(self) -> dict:
         return {

@@ -654,15 +654,23 @@ def _passages(tenant, kept, documents, reader: Reader, question: str, size: int)
     # next question finds the new ones), never a 500.
     kept = [(candidate, scores) for candidate, scores in kept if candidate.hit.chunk_id in rows]
     readable = _readable_confidential(tenant, reader, [documents[c.hit.document_id] for c, _ in kept])
-    openings = _opening_windows(tenant, [(c, rows[c.hit.chunk_id]) for c, _ in kept])
+    redacted_ids = {
+        document.pk
+        for document in (documents[c.hit.document_id] for c, _ in kept)
+        if document.sensitivity == Sensitivity.CONFIDENTIAL and document.pk not in readable
+    }
+    openings = _opening_windows(
+        tenant, [(c, rows[c.hit.chunk_id]) for c, _ in kept if c.hit.document_id not in redacted_ids]
+    )
     terms = snippets.query_terms(question)
     passages = []
     for candidate, scores in kept:
         chunk = rows[candidate.hit.chunk_id]
         document = documents[candidate.hit.document_id]
-        redacted = document.sensitivity == Sensitivity.CONFIDENTIAL and document.pk not in readable
-        (prefix, page_start), window = openings.get(chunk.pk, ("", chunk.page_start)), candidate.window
-        char_start = chunk.char_start - len(prefix) if not redacted else chunk.char_start
+        redacted = document.pk in redacted_ids
+        window = candidate.window
+        prefix, page_start = openings.get(chunk.pk, ("", chunk.page_start))
+        char_start = chunk.char_start - len(prefix)
         if redacted:
             text = snippet_text = REDACTED
             snippet_start, snippet_end = chunk.char_start, chunk.char_end
@@ -687,7 +695,7 @@ def _passages(tenant, kept, documents, reader: Reader, question: str, size: int)
                 doc_type=document.doc_type,
                 jurisdiction=document.jurisdiction,
                 date=document.document_date,
-                page_start=page_start if not redacted else chunk.page_start,
+                page_start=page_start,
                 page_end=chunk.page_end,
                 section_title=chunk.section_title,
                 char_start=char_start,

@@ -68,11 +68,7 @@ class ReasoningSearchStage:
                 break
             proper, passages = _search(ctx, question, compare=split.kind == COMPARE, scope=scope)
             step = ReasoningStep(
-                number,
-                question,
-                proper or focus,
-                chunk_ids=[p.chunk_id for p in passages],
-                passages={p.chunk_id: p for p in passages},
+                number, question, proper or focus, passages={p.chunk_id: p for p in passages}
             )
             if not passages:
                 step.not_found_reason = NO_PASSAGES

@@ -446,9 +446,10 @@ def test_a_step_quotes_the_answer_window_its_own_search_chose():
     own = dataclasses.replace(
         whole, answer_score=0.8, answer_start=start, answer_end=start + len(termination)
     )
-    step = ReasoningStep(2, "When may the landlord terminate?", chunk_ids=[1], passages={1: own})
+    step = ReasoningStep(2, "When may the landlord terminate?", passages={1: own})
     source = _step_source(step, entry)
     assert (source.focus, source.answer_score) == (termination, 0.8)
     # A passage the step's own search did not rerank is answered from its sentences.
-    other = ReasoningStep(3, "Who pays?", chunk_ids=[1])
+    unranked = dataclasses.replace(whole, answer_score=None, answer_start=None, answer_end=None)
+    other = ReasoningStep(3, "Who pays?", passages={1: unranked})
     assert (_step_source(other, entry).focus, _step_source(other, entry).answer_score) == ("", None)
