@@ -10,6 +10,7 @@ import pytest
 from django.conf import settings
 
 from rag.models import AuditLog, Sensitivity
+from rag.pipeline.answerability import CLAUSE_ANSWER_SCORE
 from rag.pipeline.result import NOT_FOUND_MESSAGE
 from rag.pipeline.run import run_query
 from rag.retrieval.rerank import get_reranker
@@ -209,3 +210,20 @@ def test_another_tenants_document_is_never_said_to_lack_a_clause(tenant, contrac
     assert "Their Deal" not in json.dumps(refused.value.details) + refused.value.message
     row = AuditLog.objects.get(query=UNANSWERABLE)
     assert (row.status, row.error_type, row.result) == ("failed", "NotFound", None)
+
+
+@pytest.mark.django_db
+def test_a_clause_asked_for_in_other_words_than_its_own_is_answered(tenant, contracts):
+    # "walk away" is how people say "terminate": the question alone scores the termination clause
+    # under the gate, but the reranker, reading the question with its clause type's wording, judges
+    # the clause relevant, so the contract has what was asked.
+    cano = contracts["cano"]
+    ctx = run_query(tenant=tenant, question="How can a party walk away?", filters={"document_ids": [cano.pk]})
+    lead = ctx.retrieval.passages[0]
+    alone = get_reranker().score("How can a party walk away?", [_window(lead)])[0]
+    assert alone < settings.RAG_MIN_ANSWERABILITY <= CLAUSE_ANSWER_SCORE <= lead.answer_score
+    assert ctx.answerability == lead.answer_score
+    result = ctx.result
+    assert result["provenance"]["not_found_reason"] is None
+    assert "Either party may terminate this Agreement" in result["answer"]
+    assert result["citations"][0]["document_id"] == cano.pk
