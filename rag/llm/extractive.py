@@ -12,10 +12,11 @@ How sentences are chosen, when the passages were reranked by the cross-encoder (
 carries its best answer window, `focus`, and that window's `answer_score`): the first passage's
 document answers (the ranking weighed how well each document is the one the question names) and
 its best-scoring window leads, its operative sentence(s) only (headings and clause numbers around
-it are left out); up to MAX_QUOTES - 1 more windows of that document follow, best first, that score at
-least RELATIVE_WINDOW_SCORE of it and MIN_WINDOW_SCORE, never the same words twice (chunks
-overlap). A question that may mean several documents (`each_document`) quotes each one's best
-window, grouped by document. The confidence is calibrated from the lead window's score and its
+it are left out), with the rest of its paragraph when that is short (`rest_of_clause`); up to
+MAX_QUOTES - 1 more windows of that document follow, best first, that score at least
+RELATIVE_WINDOW_SCORE of it and MIN_WINDOW_SCORE, never the same words twice (chunks overlap).
+A question that may mean several documents (`each_document`) quotes each one's best window,
+grouped by document. The confidence is calibrated from the lead window's score and its
 margin over the best window elsewhere (`window_confidence`).
 
 Without reranking, the question (with the wording of any clause type it names, see
@@ -317,7 +318,8 @@ def _from_windows(
     quotes: list[_Sentence] = []
     if len(firsts) > 1:
         quotes = [
-            _Sentence(s, operative_text(s.focus), frozenset(), n) for n, s in enumerate(firsts.values())
+            _Sentence(s, operative_text(rest_of_clause(s)), frozenset(), n)
+            for n, s in enumerate(firsts.values())
         ]
     for source in ranked if not quotes else ():
         if len(quotes) == style.max_quotes:
@@ -327,9 +329,11 @@ def _from_windows(
             or source.answer_score < style.bars.relative_window_score * lead.answer_score
         ):
             break
-        text = operative_text(source.focus)
-        if style.one_sentence:
-            text = first_sentence(text)
+        text = (
+            first_sentence(operative_text(source.focus))
+            if style.one_sentence
+            else operative_text(rest_of_clause(source))
+        )
         if not any(_overlaps(q, source, text) for q in quotes):
             quotes.append(_Sentence(source, text, frozenset(), len(quotes)))
     return {
@@ -452,6 +456,30 @@ def operative_text(window: str) -> str:
     if trailing and trailing.start() > 0:
         text = text[: trailing.start()]
     return _cut(text)
+
+
+# A window is one sentence of its clause; the sentences after it in the same paragraph often say
+# what the question asks ("... until June 27, 2011. The Term shall be extended for one year periods
+# upon mutual agreement ..." for "Can it be renewed?"). They are quoted too when the paragraph ends
+# within CLAUSE_CHARS of the window's start: a short clause is read whole, from the operative
+# sentence on. A passage without blank lines between paragraphs (or a long paragraph) keeps the
+# window alone.
+CLAUSE_CHARS = MAX_SENTENCE_CHARS
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+
+
+def rest_of_clause(source: Source) -> str:
+    """The source's answer window (`focus`) and the rest of its paragraph, when the paragraph ends
+    in the passage within CLAUSE_CHARS of the window's start; else the window."""
+    start = source.text.find(source.focus) if source.focus.strip() else -1
+    if start < 0:
+        return source.focus
+    end = start + len(source.focus.rstrip())
+    paragraph_end = _PARAGRAPH_BREAK.search(source.text, end)
+    if paragraph_end is None:
+        return source.focus
+    clause = source.text[start : paragraph_end.start()]
+    return clause if len(" ".join(clause.split())) <= CLAUSE_CHARS else source.focus
 
 
 def _cut(text: str) -> str:

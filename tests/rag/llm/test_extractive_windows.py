@@ -234,3 +234,37 @@ def test_a_quote_cut_short_says_so():
     assert snippet.endswith(" \u2026") and len(snippet) <= MAX_SENTENCE_CHARS + 2
     assert clause.startswith(snippet.removesuffix(" \u2026"))
     assert f'"{snippet}" [1]' in reply["answer"]
+
+
+TERM = (
+    'Section 8.1 Term. The term of this Agreement shall continue until June 27, 2011 (the "Term"). '
+    "The Term shall be extended for subsequent one year periods upon the mutual agreement of the parties."
+)
+EARLY = "Section 8.2 Early Termination. Either party may terminate on ninety (90) days notice."
+
+
+def test_the_rest_of_a_short_clause_is_quoted_after_its_window():
+    # The window is the clause's first sentence; the one after it says whether the term renews.
+    text = f"ARTICLE VIII\n\n{TERM}\n\n{EARLY}"
+    window = TERM[: TERM.index(" The Term shall")]
+    reply = answer("Can the agreement be renewed after 2011?", [source("1", 1, window, 0.97, text=text)])
+    quoted = reply["citations"][0]["snippet"]
+    assert quoted == TERM.removeprefix("Section 8.1 Term. ")
+    assert EARLY.split(". ", 1)[1] not in reply["answer"]  # the next paragraph is another clause
+    terse = answer("Can it be renewed?", [source("1", 1, window, 0.97, text=text)], response_style="terse")
+    assert terse["citations"][0]["snippet"] == window.removeprefix("Section 8.1 Term. ")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # No blank line ends the paragraph in the passage: where the clause ends is unknown.
+        f"ARTICLE VIII\n\n{TERM} {EARLY}",
+        # A long paragraph: the window alone, not a wall of text.
+        f"ARTICLE VIII\n\n{TERM} {'The parties shall meet to discuss it in good faith. ' * 8}\n\nEnd.",
+    ],
+)
+def test_the_window_alone_is_quoted_when_its_paragraph_is_long_or_open(text):
+    window = TERM[: TERM.index(" The Term shall")]
+    reply = answer("Can the agreement be renewed after 2011?", [source("1", 1, window, 0.97, text=text)])
+    assert reply["citations"][0]["snippet"] == window.removeprefix("Section 8.1 Term. ")
