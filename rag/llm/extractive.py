@@ -466,6 +466,7 @@ def operative_text(window: str) -> str:
 # window alone.
 CLAUSE_CHARS = MAX_SENTENCE_CHARS
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+_SENTENCE_END = re.compile(r"[.;:!?][\"'\u201d)\]]*(?=\s|$)")
 
 
 def rest_of_clause(source: Source) -> str:
@@ -479,6 +480,10 @@ def rest_of_clause(source: Source) -> str:
     if paragraph_end is None:
         return source.focus
     clause = source.text[start : paragraph_end.start()]
+    # Up to the clause's last sentence end: a page number or a label left on its last line is not
+    # part of it ("... one and the same Agreement. 7").
+    ends = [m.end() for m in _SENTENCE_END.finditer(clause)]
+    clause = clause[: ends[-1]] if ends and ends[-1] >= len(source.focus.rstrip()) else source.focus
     return clause if len(" ".join(clause.split())) <= CLAUSE_CHARS else source.focus
 
 

@@ -268,3 +268,10 @@ def test_the_window_alone_is_quoted_when_its_paragraph_is_long_or_open(text):
     window = TERM[: TERM.index(" The Term shall")]
     reply = answer("Can the agreement be renewed after 2011?", [source("1", 1, window, 0.97, text=text)])
     assert reply["citations"][0]["snippet"] == window.removeprefix("Section 8.1 Term. ")
+
+
+def test_a_page_number_left_on_the_clauses_last_line_is_not_quoted():
+    window = TERM[: TERM.index(" The Term shall")]
+    text = f"ARTICLE VIII\n\n{TERM}\n7\n\n{EARLY}"
+    reply = answer("Can the agreement be renewed after 2011?", [source("1", 1, window, 0.97, text=text)])
+    assert reply["citations"][0]["snippet"] == TERM.removeprefix("Section 8.1 Term. ")
