@@ -102,13 +102,23 @@ class RulePlanner:
             ids = [doc_id_of(d.document_id) for d in routing.documents[:MAX_ROUTED_DOCUMENTS]]
             constraints.append(Constraint("doc_id", "in", ids))
         titles = " ".join(d.title for d in routing.documents)
+        years = []
         for lead, year in _YEAR.findall(question):
             if year in titles:  # part of the named document's title, not a constraint
                 continue
             lead = lead.lower()
             after, before = lead in ("since", "after"), lead in ("before", "prior to", "until")
             operator = ">=" if after else "<" if before else "="
-            constraints.append(Constraint("year", operator, int(year)))
+            years.append(Constraint("year", operator, int(year)))
+        if routing.documents and years:
+            # A year that would leave none of the documents the question names is about what they
+            # say ("Can the Glumetza agreement be renewed after 2011?"), not which one is meant
+            # ("the Hooli supply contract of 2023" among those of other years).
+            named = [d.document_id for d in routing.documents[:MAX_ROUTED_DOCUMENTS]]
+            rows = self.scope.documents().filter(pk__in=named).values_list("document_date", "metadata")
+            dated = [_year_of(day, metadata) for day, metadata in rows]
+            years = [c for c in years if any(_in_year(year, c) for year in dated)]
+        constraints += years
         constraints += [Constraint("party", "=", party) for party in self._parties_named(question)]
         proper = (routing.question or question).strip()
         quoted = _QUOTED.findall(question)
@@ -297,6 +307,23 @@ def _intent(question: str) -> str:
     if _LIST.search(question):
         return "list"
     return "qa"
+
+
+def _year_of(day: date | None, metadata) -> int | None:
+    """A document's year as the filters read it: its date's, or for one filed without a date, its
+    metadata "year"."""
+    if day is not None:
+        return day.year
+    year = metadata.get("year") if isinstance(metadata, dict) else None
+    return int(year) if str(year).isdigit() else None
+
+
+def _in_year(year: int | None, constraint: Constraint) -> bool:
+    """Whether a document of `year` passes the year `constraint` (one without a year never does)."""
+    if year is None:
+        return False
+    value = constraint.value
+    return {"=": year == value, ">=": year >= value, "<": year < value}[constraint.operator]
 
 
 def filters_from(constraints: list[Constraint]) -> dict:

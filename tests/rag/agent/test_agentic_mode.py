@@ -146,3 +146,18 @@ def test_the_api_answers_in_agentic_mode_and_never_shows_another_tenants_documen
     }
     assert seen and not seen & foreign
     assert AuditLog.objects.filter(request_id=body["request_id"], tenant=tenant).exists()
+
+
+def test_a_year_no_named_document_has_is_about_what_it_says_not_which_one(tenant, corpus, contracts):
+    # "after 2030": neither Hooli contract is dated so late, so the year is about the contract's
+    # terms (a renewal, a deadline), not a filter that would leave nothing to read.
+    planner = RulePlanner(tenant=tenant, index_version=1)
+    renewal = planner.decompose("Can the Hooli Raviga supply contract be renewed after 2030?")
+    assert Constraint("doc_id", "in", [doc_id_of(contracts[2023].pk)]) in renewal.constraints
+    assert not [c for c in renewal.constraints if c.field == "year"]
+    result = agentic(tenant, "What notice does the Hooli Raviga supply contract require after 2030?")
+    assert result["clarification"] is None and result["answer"]
+    assert result["citations"][0]["doc_id"] == f"doc_{contracts[2023].pk}"
+    # A year that picks one of the named contracts still filters.
+    supply = planner.decompose("What notice does the Hooli supply contract of 2023 require?")
+    assert Constraint("year", "=", 2023) in supply.constraints
