@@ -27,6 +27,7 @@ from typing import Protocol
 
 from django.conf import settings
 
+from rag import selectors
 from rag.models import DocType
 from rag.retrieval.filters import SearchFilters
 from rag.retrieval.routing import route
@@ -35,7 +36,7 @@ from tenants.models import Tenant
 
 from .schema import Clarification, Constraint, Decomposition, Plan, Review, ToolCall
 from .scope import AgentScope
-from .tools import ToolResult, doc_id_of
+from .tools import ToolResult, doc_id_of, search_filters
 
 MAX_ROUTED_DOCUMENTS = 3
 MAX_PARTIES_SCANNED = 2000
@@ -114,10 +115,7 @@ class RulePlanner:
             # A year that would leave none of the documents the question names is about what they
             # say ("Can the Glumetza agreement be renewed after 2011?"), not which one is meant
             # ("the Hooli supply contract of 2023" among those of other years).
-            named = [d.document_id for d in routing.documents[:MAX_ROUTED_DOCUMENTS]]
-            rows = self.scope.documents().filter(pk__in=named).values_list("document_date", "metadata")
-            dated = [_year_of(day, metadata) for day, metadata in rows]
-            years = [c for c in years if any(_in_year(year, c) for year in dated)]
+            years = [c for c in years if self._leaves_any(c, ids)]
         constraints += years
         constraints += [Constraint("party", "=", party) for party in self._parties_named(question)]
         proper = (routing.question or question).strip()
@@ -130,6 +128,16 @@ class RulePlanner:
         )
         self.decomposition = decomposition
         return decomposition
+
+    def _leaves_any(self, constraint: Constraint, doc_ids: list[str]) -> bool:
+        """Whether the year `constraint`, applied as the tools apply it (a date's year or a metadata
+        "year" for `=`, the document's date for a range), leaves any of `doc_ids` in scope."""
+        asked = filters_from([constraint])
+        filters, _ = search_filters(self.scope, bucket="all", filters=asked, doc_id=doc_ids)
+        filters = self.scope.narrow(filters) if filters is not None else None
+        if filters is None:
+            return False
+        return selectors.document_ids_within(tenant=self.tenant, filters=filters).exists()
 
     def _parties_named(self, question: str) -> list[str]:
         lowered = question.lower()
@@ -307,23 +315,6 @@ def _intent(question: str) -> str:
     if _LIST.search(question):
         return "list"
     return "qa"
-
-
-def _year_of(day: date | None, metadata) -> int | None:
-    """A document's year as the filters read it: its date's, or for one filed without a date, its
-    metadata "year"."""
-    if day is not None:
-        return day.year
-    year = metadata.get("year") if isinstance(metadata, dict) else None
-    return int(year) if str(year).isdigit() else None
-
-
-def _in_year(year: int | None, constraint: Constraint) -> bool:
-    """Whether a document of `year` passes the year `constraint` (one without a year never does)."""
-    if year is None:
-        return False
-    value = constraint.value
-    return {"=": year == value, ">=": year >= value, "<": year < value}[constraint.operator]
 
 
 def filters_from(constraints: list[Constraint]) -> dict:

@@ -161,3 +161,8 @@ def test_a_year_no_named_document_has_is_about_what_it_says_not_which_one(tenant
     # A year that picks one of the named contracts still filters.
     supply = planner.decompose("What notice does the Hooli supply contract of 2023 require?")
     assert Constraint("year", "=", 2023) in supply.constraints
+    # The year is judged as the search applies it: a range reads the document's date, so the 2022
+    # contract, dated only by its metadata "year", is not "after 2021" to the search either.
+    undated = planner.decompose("Can the Hooli Pied Piper supply contract be renewed after 2021?")
+    assert Constraint("doc_id", "in", [doc_id_of(contracts[2022].pk)]) in undated.constraints
+    assert not [c for c in undated.constraints if c.field == "year"]
