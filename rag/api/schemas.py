@@ -298,9 +298,10 @@ class DryRunResultSerializer(serializers.Serializer):
     would_use_model = SimulateModelSerializer()
     answerability = serializers.FloatField(
         allow_null=True,
-        help_text="The cross-encoder's score of the question alone against the best answer windows "
-        "(null without a cross-encoder; 0 when missing_clause is set); under RAG_MIN_ANSWERABILITY "
-        "the answer would be not found.",
+        help_text="The cross-encoder's score of the question alone against the best answer windows, "
+        "or, when the reranker scored one of them 0.5 or more for the question read with its clause "
+        "wording, that score (null without a cross-encoder; 0 when missing_clause is set); under "
+        "RAG_MIN_ANSWERABILITY the answer would be not found.",
     )
     would_answer = serializers.BooleanField(
         allow_null=True, help_text='false: the question would get "not found" (not_in_documents).'

@@ -19,7 +19,8 @@ too: the contract has a clause of the kind asked about, said the way such clause
 question whose clause the contract lacks finds at best a neighbouring clause, which the model
 scores lower: on the natural-question dev set, 0.10 to 0.42 for the unanswerable questions the
 question alone refused, 0.85 to 0.99 for the three answerable ones this lets through
-(bench/README.md).
+(bench/README.md). Such a window settles it, so the question alone is then not scored at all and
+the answerability is that window's score: most answerable questions cost no further model run.
 
 Before that, a plainer test (`missing_clause`): a question about a clause that has a subject of its
 own ("What insurance must Boyd carry under the Honey Hole sponsorship?") asked of one document
@@ -37,6 +38,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.conf import settings
+
 from rag.models import Document, Sensitivity
 from rag.retrieval import legal_terms
 from rag.retrieval.filters import SearchFilters
@@ -52,7 +55,10 @@ CLAUSE_ANSWER_SCORE = 0.5
 
 def answerability(result: RetrievalResult, question: str) -> float | None:
     """The cross-encoder's best score (0..1) of `question` against the answer windows of the best
-    passages; None when nothing was reranked (no cross-encoder, or no readable window)."""
+    passages; None when nothing was reranked (no cross-encoder, or no readable window). When the
+    reranker already scored one of those windows at CLAUSE_ANSWER_SCORE or more (and at least
+    RAG_MIN_ANSWERABILITY), that score: it answers whatever the question alone would score, so the
+    model is not asked again."""
     reranker = get_reranker()
     windows = [p for p in result.passages if _window(p)]
     routed = {d.document_id for d in result.routing.documents}
@@ -65,8 +71,10 @@ def answerability(result: RetrievalResult, question: str) -> float | None:
         return None
     proper = result.routing.generic_question or generic_reference(question)
     best = windows[:ANSWER_WINDOWS]
-    alone = max(reranker.score(proper, [_window(p) for p in best]))
     worded = max(p.answer_score or 0.0 for p in best)
+    if worded >= max(CLAUSE_ANSWER_SCORE, settings.RAG_MIN_ANSWERABILITY):
+        return worded
+    alone = max(reranker.score(proper, [_window(p) for p in best]))
     return max(alone, worded) if worded >= CLAUSE_ANSWER_SCORE else alone
 
 

@@ -227,3 +227,37 @@ def test_a_clause_asked_for_in_other_words_than_its_own_is_answered(tenant, cont
     assert result["provenance"]["not_found_reason"] is None
     assert "Either party may terminate this Agreement" in result["answer"]
     assert result["citations"][0]["document_id"] == cano.pk
+
+
+class _CountingReranker:
+    """The real reranker, counting the (question, windows) calls made to it."""
+
+    def __init__(self, real):
+        self.real, self.name, self.questions = real, real.name, []
+
+    def score(self, question, windows):
+        self.questions.append(question)
+        return self.real.score(question, windows)
+
+
+@pytest.mark.django_db
+def test_a_window_the_reranker_already_judged_an_answer_settles_it_without_another_model_run(
+    tenant, contracts, monkeypatch
+):
+    from rag.pipeline import answerability as module
+
+    counting = _CountingReranker(get_reranker())
+    monkeypatch.setattr(module, "get_reranker", lambda: counting)
+    # The governing-law clause scores far above 0.5 for the worded question: that settles it.
+    ctx = run_query(tenant=tenant, question="Which state's law governs the Cano sponsorship with Boyd?")
+    best = max(p.answer_score for p in ctx.retrieval.passages[: module.ANSWER_WINDOWS])
+    assert best >= CLAUSE_ANSWER_SCORE and ctx.answerability == best
+    assert counting.questions == []
+    assert CANO_GOVERNING_LAW in ctx.result["answer"]
+    # No window reaches 0.5 for a question the Cano contract cannot answer: the question alone is
+    # scored, and refused.
+    ctx = run_query(tenant=tenant, question=UNANSWERABLE_BY_MODEL)
+    assert max(p.answer_score or 0.0 for p in ctx.retrieval.passages) < CLAUSE_ANSWER_SCORE
+    assert len(counting.questions) == 1 and "paint" in counting.questions[0]
+    assert ctx.answerability < settings.RAG_MIN_ANSWERABILITY
+    assert ctx.result["answer"] is None
