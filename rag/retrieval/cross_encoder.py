@@ -17,8 +17,10 @@ means unrelated). `relevance()` maps it to 0..1 with a logistic curve.
 from __future__ import annotations
 
 import math
+import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
 from pathlib import Path
 
@@ -67,11 +69,17 @@ class OnnxCrossEncoder:
         self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self._tokenizer.enable_truncation(MAX_TOKENS, strategy="only_second")
         self._tokenizer.no_padding()  # the file pads every pair to 512 tokens; each is run alone
+        # One thread per run and `threads` runs at once: a pair of 40 to 160 tokens is too small to
+        # share between cores (two runs side by side score 16 windows ~20 % sooner than each run
+        # on two threads; bench/README.md). onnxruntime's run() may be called from several threads.
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         self._session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
         self._inputs = {item.name for item in self._session.get_inputs()}
+        self._threads = threads
+        self._pool: tuple[int, ThreadPoolExecutor] | None = None
+        self._pool_lock = threading.Lock()
 
     def logits(self, query: str, texts: Sequence[str]) -> list[float]:
         """The model's logit for each (query, text) pair, in order.
@@ -81,19 +89,30 @@ class OnnxCrossEncoder:
         third of the work, and one pair per run takes about 40 % less time than one batch
         (bench/README.md). It also makes a pair's score its own: the int8 model quantizes each
         run's activations with one scale, so a batch shifted a logit by up to ~2 with its
-        neighbours' lengths."""
+        neighbours' lengths. The runs are spread over `threads` threads, one core each."""
+        encoded = self._tokenizer.encode_batch([(query, text) for text in texts])
+        if len(encoded) < 2:
+            return [self._logit(pair) for pair in encoded]
+        return list(self._executor().map(self._logit, encoded))
+
+    def _logit(self, encoded) -> float:
         import numpy
 
-        logits = []
-        for encoded in self._tokenizer.encode_batch([(query, text) for text in texts]):
-            feed = {
-                "input_ids": numpy.array([encoded.ids], dtype=numpy.int64),
-                "attention_mask": numpy.array([encoded.attention_mask], dtype=numpy.int64),
-                "token_type_ids": numpy.array([encoded.type_ids], dtype=numpy.int64),
-            }
-            result = self._session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
-            logits.append(float(result.reshape(-1)[0]))
-        return logits
+        feed = {
+            "input_ids": numpy.array([encoded.ids], dtype=numpy.int64),
+            "attention_mask": numpy.array([encoded.attention_mask], dtype=numpy.int64),
+            "token_type_ids": numpy.array([encoded.type_ids], dtype=numpy.int64),
+        }
+        result = self._session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
+        return float(result.reshape(-1)[0])
+
+    def _executor(self) -> ThreadPoolExecutor:
+        # Made in the process that uses it: a forked worker does not inherit the parent's threads.
+        pid = os.getpid()
+        with self._pool_lock:
+            if self._pool is None or self._pool[0] != pid:
+                self._pool = (pid, ThreadPoolExecutor(self._threads, thread_name_prefix="cross-encoder"))
+            return self._pool[1]
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         """The Reranker protocol: relevance in 0..1 per passage."""

@@ -125,6 +125,13 @@ _ASKS_PARTIES = re.compile(
     r"when (?:was|is|did) (?:it|this|the \w+) (?:made|signed|dated|entered))",
     re.I,
 )
+# A sentence that only names the day the contract starts ('1.1 This Agreement shall take effect 26
+# September 2019 (the "Effective Date").') says nothing of how long it lasts or what it requires.
+_EFFECTIVE_DATE = re.compile(r"\((?:the|this)\s+[\"\u201c]?effective date[\"\u201d]?\)", re.I)
+_LASTS = re.compile(
+    r"\b(?:continu\w*|until|term|terminat\w*|expir\w*|period|renew\w*|years?|months?)\b", re.I
+)
+_ASKS_START = re.compile(r"\b(?:start\w*|begin\w*|began|commenc\w*|takes? effect|effective\w*)\b", re.I)
 _DEFINITION = re.compile(
     r"^\W{0,3}(?:(?:section|article|§)?\s*[\d.()a-z]{0,8}\s+)?[\"\u201c][^\"\u201d]{1,80}[\"\u201d]\s+"
     r"(?:shall\s+)?(?:means?|has the meaning|shall have the meaning|refers? to)\b",
@@ -144,10 +151,12 @@ _ASKS_RECITAL = re.compile(r"\b(?:purpose|background|why|recital\w*)\b", re.I)
 
 def window_prior(question: str, window: str) -> float:
     """How much to trust the model's score of `window` for `question` (1, or OFF_TOPIC_PRIOR for a
-    parties paragraph, definition, signature block, recital or lone heading the question does not
-    ask for; POINTER_PRIOR for a definition that only points elsewhere, unless it asks what a term
-    means)."""
+    parties paragraph, a sentence naming only the effective date, definition, signature block,
+    recital or lone heading the question does not ask for; POINTER_PRIOR for a definition that only
+    points elsewhere, unless it asks what a term means)."""
     if _PARTIES.search(window) and not _ASKS_PARTIES.search(question):
+        return OFF_TOPIC_PRIOR
+    if _effective_date_only(window) and not (_ASKS_START.search(question) or _ASKS_PARTIES.search(question)):
         return OFF_TOPIC_PRIOR
     if _DEFINITION.match(window) and not _ASKS_DEFINITION.search(question):
         return POINTER_PRIOR if _POINTER.search(window) else OFF_TOPIC_PRIOR
@@ -158,6 +167,10 @@ def window_prior(question: str, window: str) -> float:
     if is_heading(window) or headings_only(window):
         return OFF_TOPIC_PRIOR
     return 1.0
+
+
+def _effective_date_only(window: str) -> bool:
+    return bool(_EFFECTIVE_DATE.search(window)) and not _LASTS.search(window)
 
 
 def headings_only(window: str) -> bool:
@@ -206,10 +219,14 @@ def score_passages(
     terms: snippets.QueryTerms,
     windows_per_passage: int,
     evidence: Sequence[re.Pattern] = (),
+    asked: str | None = None,
 ) -> list[WindowScore | None]:
     """Each passage's best window for `question` (None for a blank passage), in one model call;
     the windows shown to the model are those matching most of `terms`. `evidence`: the words of
-    the clause asked about; a window with none of them counts CLAUSE_WORDS_PRIOR of its score."""
+    the clause asked about; a window with none of them counts CLAUSE_WORDS_PRIOR of its score.
+    `asked`: the question as worded, when `question` adds clause wording for the model; the priors
+    (window_prior) read what it asks for from it, not from the added words ("The term ... shall
+    commence on the Effective Date ..." does not ask for the effective date)."""
     spans = [answer_windows(text, terms, windows_per_passage) for text in texts]
     pairs = [(i, span) for i, passage_spans in enumerate(spans) for span in passage_spans]
     windows = [_window_text(texts[i], span) for i, span in pairs]
@@ -217,7 +234,8 @@ def score_passages(
     distinct = list(dict.fromkeys(windows))
     scored = dict(zip(distinct, reranker.score(question, distinct), strict=True))
     scores = [scored[window] for window in windows]
-    scores = [score * window_prior(question, window) for score, window in zip(scores, windows, strict=True)]
+    asked = asked or question
+    scores = [score * window_prior(asked, window) for score, window in zip(scores, windows, strict=True)]
     if evidence:
         scores = [
             score if any(pattern.search(window) for pattern in evidence) else score * CLAUSE_WORDS_PRIOR

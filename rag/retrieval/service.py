@@ -461,6 +461,7 @@ def _rescored(ranked: RankedSet, reranker) -> list[_Candidate]:
         terms=snippets.query_terms(question),
         windows_per_passage=settings.RAG_RERANK_WINDOWS,
         evidence=legal_terms.evidence(proper),
+        asked=proper,
     )
     rescored = []
     for candidate, window in zip(candidates, windows, strict=True):

@@ -212,3 +212,48 @@ def test_a_dated_title_line_and_a_recital_of_an_earlier_deal_are_discounted(wind
     assert window_prior("What right of first offer does Western Copper have?", window) == OFF_TOPIC_PRIOR
     assert window_prior("When does the amendment take effect?", window) == OFF_TOPIC_PRIOR
     assert window_prior("When is the agreement dated?", window) == 1.0
+
+
+EFFECTIVE_DATE_ONLY = '1.1 This Agreement shall take effect 26 September 2019 (the "Effective Date").'
+TERM = (
+    '1.2 This Agreement shall take effect on 1 May 2019 (the "Effective Date") and shall continue '
+    "unless and until either party gives notice to the other."
+)
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["How long does the employment last?", "When does Crockett's employment come to an end?"],
+)
+def test_a_sentence_that_only_names_the_effective_date_is_discounted_for_how_long_it_lasts(question):
+    # It shares "agreement", "employment" and a date with the question; it says nothing of the end.
+    assert window_prior(question, EFFECTIVE_DATE_ONLY) == OFF_TOPIC_PRIOR
+    assert window_prior(question, TERM) == 1.0  # the same start, with how long it continues
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "When does the service agreement take effect?",
+        "When does the employment start?",
+        "What is the effective date?",
+        "When did the agreement commence?",
+    ],
+)
+def test_the_effective_date_sentence_counts_when_the_question_asks_when_it_starts(question):
+    assert window_prior(question, EFFECTIVE_DATE_ONLY) == 1.0
+
+
+def test_the_priors_read_the_question_as_asked_not_the_clause_wording_added_for_the_model():
+    # The expiration wording the model reads ("The term ... shall commence on the Effective Date
+    # ...") names the effective date; the user asked how long the employment lasts.
+    asked = "How long does the employment last?"
+    question = legal_terms.expand(asked)
+    assert "Effective Date" in question and window_prior(question, EFFECTIVE_DATE_ONLY) == 1.0
+    texts = [EFFECTIVE_DATE_ONLY, PARTIES]
+    reranker = Recording()
+    best = score_passages(
+        reranker, question, texts, terms=snippets.query_terms(question), windows_per_passage=1, asked=asked
+    )
+    assert reranker.read[0][0] == question  # the model still reads the clause wording
+    assert [window.score for window in best] == pytest.approx([0.9 * OFF_TOPIC_PRIOR] * 2)

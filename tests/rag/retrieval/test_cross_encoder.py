@@ -81,6 +81,18 @@ def test_scores_are_in_0_1_in_the_order_of_the_texts_and_each_its_own(model):
     assert model.score(QUESTION, []) == []
 
 
+def test_requests_scoring_at_once_each_get_their_own_scores(model):
+    # gunicorn's threads share one model, whose pairs run on its own threads: no request may get
+    # another's scores or lose its order.
+    from concurrent.futures import ThreadPoolExecutor
+
+    questions = [QUESTION, "May either party assign the agreement?", "When are fees payable?"] * 2
+    expected = {question: model.logits(question, MIXED) for question in questions}
+    with ThreadPoolExecutor(len(questions)) as requests:
+        got = list(requests.map(lambda question: model.logits(question, MIXED), questions))
+    assert got == [expected[question] for question in questions]
+
+
 def test_a_pair_is_read_as_its_own_tokens_not_padded_to_the_files_512(model):
     # The packaged tokenizer.json pads every input to 512 tokens: a short pair run that way costs
     # the model (and the pipeline) ten times as much.
