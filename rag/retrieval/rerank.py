@@ -143,7 +143,8 @@ _ASKS_DEFINITION = re.compile(r"\b(?:mean|meaning|defin\w*)\b", re.I)
 _POINTER = re.compile(r"\bhas the meaning (?:set forth|given|ascribed|assigned)\b", re.I)
 POINTER_PRIOR = 0.1
 # The signature block and the recitals restate the parties and the deal, not its terms.
-_SIGNATURE = re.compile(r"^\W*in witness whereof\b", re.I)
+# (after a page note such as "(The remainder of this page has intentionally been blank.)")
+_SIGNATURE = re.compile(r"^\W*(?:[(\[][^)\]]{0,80}[)\]]\s*)?in witness whereof\b", re.I)
 _ASKS_SIGNATURE = re.compile(r"\b(?:sign\w*|execut\w*)\b", re.I)
 _RECITAL = re.compile(r"^\W*(?:whereas|recitals?)\b", re.I)
 _ASKS_RECITAL = re.compile(r"\b(?:purpose|background|why|recital\w*)\b", re.I)
@@ -190,9 +191,15 @@ class WindowScore:
     end: int
 
 
-def answer_windows(text: str, terms: snippets.QueryTerms, limit: int) -> list[tuple[int, int]]:
+def answer_windows(
+    text: str, terms: snippets.QueryTerms, limit: int, asked: snippets.QueryTerms | None = None
+) -> list[tuple[int, int]]:
     """Up to `limit` windows of `text` (spans, best first) most worth showing the model: sentences,
-    a short one joined to the next, ranked by the words they share with the question."""
+    a short one joined to the next, ranked by the words they share with the question. `asked`: the
+    question's own words, when `terms` add a clause type's usual wording; the last place goes to
+    the window sharing most of them, if the others do not hold it (the wording finds the clause
+    type, the user's words the sentence: "checked by an auditor" is the audit sentence, not the
+    books-and-records one before it)."""
     windows: list[tuple[int, int]] = []
     for start, end in snippets.sentence_spans(text):
         if windows and is_heading(text[windows[-1][0] : windows[-1][1]]):
@@ -201,9 +208,19 @@ def answer_windows(text: str, terms: snippets.QueryTerms, limit: int) -> list[tu
             windows.append((start, end))
     if not windows:
         return []
-    scores = snippets.sentence_scores(text, windows, terms)
+    chosen = _best(windows, snippets.sentence_scores(text, windows, terms), limit)
+    if asked and limit > 1:
+        scores = snippets.sentence_scores(text, windows, asked)
+        own = _best(windows, scores, 1)
+        if scores[own[0]] > 0 and own[0] not in chosen:
+            chosen = chosen[: limit - 1] + own
+    return [windows[i] for i in chosen]
+
+
+def _best(windows: list[tuple[int, int]], scores: list[float], limit: int) -> list[int]:
+    """The indexes of the `limit` best scored windows, the earlier first among equals."""
     order = sorted(range(len(windows)), key=lambda i: (-scores[i], i))
-    return [windows[i] for i in order[:limit]]
+    return order[:limit]
 
 
 # A window without any of the words the asked clause is written with (legal_terms.EVIDENCE: an
@@ -227,7 +244,8 @@ def score_passages(
     `asked`: the question as worded, when `question` adds clause wording for the model; the priors
     (window_prior) read what it asks for from it, not from the added words ("The term ... shall
     commence on the Effective Date ..." does not ask for the effective date)."""
-    spans = [answer_windows(text, terms, windows_per_passage) for text in texts]
+    asked_terms = snippets.query_terms(asked) if asked and asked != question else None
+    spans = [answer_windows(text, terms, windows_per_passage, asked_terms) for text in texts]
     pairs = [(i, span) for i, passage_spans in enumerate(spans) for span in passage_spans]
     windows = [_window_text(texts[i], span) for i, span in pairs]
     # Overlapping chunks carry the same sentences: each distinct window is scored once.

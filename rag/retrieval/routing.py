@@ -199,11 +199,21 @@ def strip_words(question: str, words: tuple[str, ...]) -> str:
     return stripped if tokens(stripped) else question
 
 
-# "the terpene supply agreement", "its agreement", "the Good Sam endorsement deal": a phrase that
-# names the document by its kind, up to three words before the kind; not "the term of the
-# franchise" (what is asked about, then the document).
+# Capitalised words that open a question rather than name a party ("Under Union Dental's agreement").
+_NOT_A_NAME = (
+    r"(?:under|in|of|for|from|with|by|to|on|at|is|are|was|does|do|did|can|could|may|must|will|would|"
+    r"should|what|when|how|who|which|where|why|if|per)"
+)
+# "the terpene supply agreement", "its agreement", "the Good Sam endorsement deal", "Flotek's supply
+# agreement": a phrase that names the document by its kind, up to three words before the kind; not
+# "the term of the franchise" (what is asked about, then the document).
 REFERENCE_PHRASE = re.compile(
-    r"\b(?:the|this|that|its|his|her|their|our|your|my)\s+(?P<modifiers>(?:(?!(?:the|a|an|of|in|under|to|for|"
+    # A possessive names it too: "Dr. Green's affiliate agreement", "Union Dental's agreement".
+    r"(?:\b(?:the|this|that|its|his|her|their|our|your|my)|(?:\b(?!"
+    + _NOT_A_NAME
+    + r"\b)(?-i:[A-Z])[\w.&-]*\s+){0,2}"
+    r"\b(?-i:[A-Z])[\w&.-]*['\u2019]s)"
+    r"\s+(?P<modifiers>(?:(?!(?:the|a|an|of|in|under|to|for|"
     r"with|by|on|from|this|that|its|is|are|was|be|what|which)\b)[\w'\u2019/&.-]+\s+){0,3})"
     r"(?:agreements?|contracts?|deals?|amendments?|arrangements?|mou|msa|nda|"
     # Kinds of deal that are also what a clause grants: in the plural they are the grants ("can the
@@ -217,6 +227,9 @@ REFERENCE_PHRASE = re.compile(
 _OF_THE_DOCUMENT = re.compile(r"\b(?:of|under|in|to|for|from|within)\s+$", re.I)
 
 
+_AMENDMENT = re.compile(r"\bamendments?$", re.I)
+
+
 def generic_reference(question: str) -> str:
     """`question` with a phrase naming a document by its kind replaced by "the agreement": which
     agreement is routing's business; scoring passages on "supply agreement" finds the title and the
@@ -227,7 +240,9 @@ def generic_reference(question: str) -> str:
         bare_deal = match["deal"] and not match["modifiers"]
         if bare_deal and not _OF_THE_DOCUMENT.search(question[: match.start()]):
             return match.group()
-        return "the agreement"
+        # An amendment calls itself "this Amendment": the model reads "When does the agreement take
+        # effect?" as unrelated to "This Amendment shall only become effective upon ...".
+        return "the amendment" if _AMENDMENT.search(match.group()) else "the agreement"
 
     return REFERENCE_PHRASE.sub(generic, question)
 

@@ -378,7 +378,7 @@ RAG_RERANK_DEPTH = env.int("RAG_RERANK_DEPTH", default=8)
 RAG_RERANK_WINDOWS = env.int("RAG_RERANK_WINDOWS", default=2)
 # Under this answerability (the cross-encoder's score of the question alone against the best answer
 # windows, rag/pipeline/answerability.py) the answer is "not found"; calibrated on the dev set.
-RAG_MIN_ANSWERABILITY = env.float("RAG_MIN_ANSWERABILITY", default=0.001)
+RAG_MIN_ANSWERABILITY = env.float("RAG_MIN_ANSWERABILITY", default=0.0005)
 # The vector store is pgvector inside the database; the spec's other stores are not supported.
 VECTOR_DB = env("VECTOR_DB", default="pgvector")
 # Statement timeout for vector and keyword search queries.

@@ -137,6 +137,16 @@ def test_a_signature_block_and_a_recital_are_discounted_unless_asked_for():
     assert window_prior("What is the purpose of the agreement?", recital) == 1.0
 
 
+def test_a_signature_block_after_a_page_note_is_still_a_signature_block():
+    # It follows the last clause in the same window; "effective as of the date" answers nothing.
+    signature = (
+        "(The remainder of this page has intentionally been blank.) IN WITNESS WHEREOF, each of the "
+        "parties has caused this Amendment to be executed effective as of the date first above written."
+    )
+    assert window_prior("When does the amendment take effect?", signature) == OFF_TOPIC_PRIOR
+    assert window_prior("Who executed the amendment?", signature) == 1.0
+
+
 def test_a_definition_pointing_elsewhere_counts_least_unless_the_meaning_is_asked():
     pointer = 'Section 1.60 "Minimum Sales Force Level" has the meaning set forth in Section 4.3(a).'
     assert window_prior("What are the minimum sales force requirements?", pointer) == POINTER_PRIOR
@@ -257,3 +267,30 @@ def test_the_priors_read_the_question_as_asked_not_the_clause_wording_added_for_
     )
     assert reranker.read[0][0] == question  # the model still reads the clause wording
     assert [window.score for window in best] == pytest.approx([0.9 * OFF_TOPIC_PRIOR] * 2)
+
+
+AUDIT = (
+    "14.3 Each Party shall keep accurate books, accounts and records covering all transactions "
+    "relating to this Agreement, and upon request from the other Party, shall allow access to same. "
+    "14.4 Either Party shall have the right to request the other to provide, through an auditor agreed "
+    "to by the Parties, validation of the information and data referred to herein. "
+    "14.5 Each Party shall maintain complete maintenance and operational records."
+)
+
+
+def test_the_last_window_goes_to_the_sentence_with_most_of_the_users_own_words():
+    asked = "Can Purolator have the data checked by an auditor?"
+    question = legal_terms.expand(asked)  # "... keep complete and accurate books and records ..."
+    terms = snippets.query_terms(question)
+    by_wording = windows(AUDIT, question, limit=2)
+    assert not any("auditor" in window for window in by_wording)  # the wording alone misses it
+    chosen = answer_windows(AUDIT, terms, 2, snippets.query_terms(asked))
+    assert [AUDIT[start:end] for start, end in chosen] == [
+        by_wording[0],
+        AUDIT[AUDIT.index("14.4") : AUDIT.index(" 14.5")],
+    ]
+    # Already among the best by the wording, or one window only: nothing changes.
+    assert answer_windows(AUDIT, terms, 1, snippets.query_terms(asked)) == answer_windows(AUDIT, terms, 1)
+    assert answer_windows(AUDIT, terms, 3, snippets.query_terms("Who keeps books?")) == answer_windows(
+        AUDIT, terms, 3
+    )

@@ -95,6 +95,24 @@ def test_tokens_split_file_names_and_drop_stopwords():
             "Can the trademark and promotional-materials licenses be sublicensed?",
             "Can the trademark and promotional-materials licenses be sublicensed?",
         ),
+        # A possessive names the document too, with the party's name; a question's opening word
+        # is not part of that name.
+        (
+            "How can Dr. Green's affiliate agreement with Union Dental be terminated?",
+            "How can the agreement with Union Dental be terminated?",
+        ),
+        (
+            "Under Union Dental's business affiliate agreement, can we inspect his records?",
+            "Under the agreement, can we inspect his records?",
+        ),
+        (
+            "What option grants does Crockett's agreement provide for?",
+            "What option grants does the agreement provide for?",
+        ),
+        ("How is Vinton's franchise fee calculated?", "How is Vinton's franchise fee calculated?"),
+        # An amendment calls itself "this Amendment", and the model reads the two words apart.
+        ("When does the Veoneer/Nissin amendment take effect?", "When does the amendment take effect?"),
+        ("Can the amendments be assigned?", "Can the amendment be assigned?"),
     ],
 )
 def test_generic_reference_replaces_the_phrase_naming_the_document_only(question, generic):
