@@ -11,19 +11,23 @@ The model reads answer-sized windows, not whole passages: a ~1,000-character pas
 heading, a definition and the operative sentence, and the model, trained on short MS MARCO
 passages, scores the mixture poorly (measured in bench/README.md). `score_passages` takes each
 passage's few windows that share most words with the question (a sentence; a short heading is read
-with the sentence after it), scores them, and gives each passage its best window's score and span.
+with the sentence after it; when clause wording was added to the question, the last of them is the
+one sharing most of the user's own words), scores them, and gives each passage its best window's
+score and span.
 The span becomes the passage's snippet and the sentence the answer quotes first.
 
 The model likes text that repeats the question's words, so kinds of window that rarely answer a
 question but often share its words are discounted (`OFF_TOPIC_PRIOR`), unless the question asks
 for what they hold: the parties paragraph ("This Agreement is entered into ... by and between ...",
-unless the question asks who the parties are or when it was made), a definition ('"Term" means
+unless the question asks who the parties are or when it was made), a sentence that only names the
+effective date (unless it asks when the contract starts), a definition ('"Term" means
 ...', unless it asks what something means), the signature block ("IN WITNESS WHEREOF ...", unless
 it asks who signed), a recital ("WHEREAS ...", unless it asks the purpose) and a heading alone (or
 headings run together). A definition that only points elsewhere ('... has the meaning set forth in
 Section 4.3') counts even less (`POINTER_PRIOR`). A window without any of the words the clause
 asked about is written with (an insurance question, a window never saying "insur…") counts half
-(`CLAUSE_WORDS_PRIOR`).
+(`CLAUSE_WORDS_PRIOR`). What the question asks for is read from it as the user worded it, not from
+the clause wording added for the model.
 """
 
 from __future__ import annotations
