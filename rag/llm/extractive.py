@@ -12,7 +12,8 @@ How sentences are chosen, when the passages were reranked by the cross-encoder (
 carries its best answer window, `focus`, and that window's `answer_score`): the first passage's
 document answers (the ranking weighed how well each document is the one the question names) and
 its best-scoring window leads, its operative sentence(s) only (headings and clause numbers around
-it are left out), with the rest of its paragraph when that is short (`rest_of_clause`); up to
+it are left out), with the rest of its paragraph when that is short (`rest_of_clause`) and the
+list a lead-in ending in a colon announces (`quoted_clause`, rag.llm.lists); up to
 MAX_QUOTES - 1 more windows of that document follow, best first, that score at least
 RELATIVE_WINDOW_SCORE of it and MIN_WINDOW_SCORE, never the same words twice (chunks overlap).
 A question that may mean several documents (`each_document`) quotes each one's best window,
@@ -60,6 +61,7 @@ from rag.retrieval import legal_terms, snippets
 from rag.retrieval.rerank import headings_only, is_heading
 
 from .base import Finding, Generation, GenerationRequest, Source, TextStream
+from .lists import announced_list
 
 MODEL = "extractive-v1"
 MAX_QUOTES = 3
@@ -317,10 +319,7 @@ def _from_windows(
             firsts.setdefault(source.document_id, source)
     quotes: list[_Sentence] = []
     if len(firsts) > 1:
-        quotes = [
-            _Sentence(s, operative_text(rest_of_clause(s)), frozenset(), n)
-            for n, s in enumerate(firsts.values())
-        ]
+        quotes = [_Sentence(s, quoted_clause(s), frozenset(), n) for n, s in enumerate(firsts.values())]
     for source in ranked if not quotes else ():
         if len(quotes) == style.max_quotes:
             break
@@ -329,11 +328,7 @@ def _from_windows(
             or source.answer_score < style.bars.relative_window_score * lead.answer_score
         ):
             break
-        text = (
-            first_sentence(operative_text(source.focus))
-            if style.one_sentence
-            else operative_text(rest_of_clause(source))
-        )
+        text = first_sentence(operative_text(source.focus)) if style.one_sentence else quoted_clause(source)
         if not any(_overlaps(q, source, text) for q in quotes):
             quotes.append(_Sentence(source, text, frozenset(), len(quotes)))
     return {
@@ -485,6 +480,19 @@ def rest_of_clause(source: Source) -> str:
     ends = [m.end() for m in _SENTENCE_END.finditer(clause)]
     clause = clause[: ends[-1]] if ends and ends[-1] >= len(source.focus.rstrip()) else source.focus
     return clause if len(" ".join(clause.split())) <= CLAUSE_CHARS else source.focus
+
+
+def quoted_clause(source: Source) -> str:
+    """What is quoted of the source's answer window: its operative text with the rest of its
+    paragraph (rest_of_clause) and, when that ends in a colon, the list it announces
+    (lists.announced_list: "… if the other Party: (i) ceases to do business …; (ii) …")."""
+    start = source.text.find(source.focus) if source.focus.strip() else -1
+    clause = rest_of_clause(source)
+    text = operative_text(clause)
+    if start < 0 or not text.endswith(":"):
+        return text
+    items = announced_list(source.text, start + len(clause.rstrip()), text)
+    return f"{text} {items}" if items else text
 
 
 def _cut(text: str) -> str:

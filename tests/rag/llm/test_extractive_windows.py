@@ -275,3 +275,19 @@ def test_a_page_number_left_on_the_clauses_last_line_is_not_quoted():
     text = f"ARTICLE VIII\n\n{TERM}\n7\n\n{EARLY}"
     reply = answer("Can the agreement be renewed after 2011?", [source("1", 1, window, 0.97, text=text)])
     assert reply["citations"][0]["snippet"] == TERM.removeprefix("Section 8.1 Term. ")
+
+
+def test_a_lead_in_ending_in_a_colon_is_quoted_with_the_list_it_announces():
+    # Quoted alone, "… if the other Party:" answers "when can it be terminated?" with nothing.
+    lead = "C. Either Party may terminate this Agreement immediately on written notice if the other Party:"
+    items = [
+        "(i) ceases to do business in the normal course;",
+        "(ii) makes an assignment for the benefit of creditors.",
+    ]
+    sibling = "D. Notwithstanding any termination, AGI shall retain all royalties paid."
+    text = (
+        f"B. Either may terminate for breach.\n\n  {lead}\n\n    {items[0]}\n\n    {items[1]}\n\n  {sibling}"
+    )
+    reply = answer("When can a party terminate immediately?", [source("1", 1, lead, 0.97, text=text)])
+    assert reply["citations"][0]["snippet"] == f"{lead} {items[0]} {items[1]}"
+    assert sibling not in reply["answer"]
