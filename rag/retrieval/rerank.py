@@ -147,8 +147,12 @@ _ASKS_DEFINITION = re.compile(r"\b(?:mean|meaning|defin\w*)\b", re.I)
 _POINTER = re.compile(r"\bhas the meaning (?:set forth|given|ascribed|assigned)\b", re.I)
 POINTER_PRIOR = 0.1
 # The signature block and the recitals restate the parties and the deal, not its terms.
-# (after a page note such as "(The remainder of this page has intentionally been blank.)")
-_SIGNATURE = re.compile(r"^\W*(?:[(\[][^)\]]{0,80}[)\]]\s*)?in witness whereof\b", re.I)
+# (after page notes and numbers: "(The remainder of this page has intentionally been blank.)",
+# "[Signature page follows] 5")
+_SIGNATURE = re.compile(r"^\W*(?:(?:[(\[][^)\]]{0,80}[)\]]|\d{1,3})\s*){0,3}in witness whereof\b", re.I)
+# Its formula, also where a passage starts inside it ("… the parties have executed this Agreement as
+# of the date first set forth above", "… has caused this Amendment to be executed …").
+_EXECUTED = re.compile(r"\bha(?:ve|s) (?:caused this \w+ to be |(?:duly )?)executed\b", re.I)
 _ASKS_SIGNATURE = re.compile(r"\b(?:sign\w*|execut\w*)\b", re.I)
 _RECITAL = re.compile(r"^\W*(?:whereas|recitals?)\b", re.I)
 _ASKS_RECITAL = re.compile(r"\b(?:purpose|background|why|recital\w*)\b", re.I)
@@ -165,7 +169,7 @@ def window_prior(question: str, window: str) -> float:
         return OFF_TOPIC_PRIOR
     if _DEFINITION.match(window) and not _ASKS_DEFINITION.search(question):
         return POINTER_PRIOR if _POINTER.search(window) else OFF_TOPIC_PRIOR
-    if _SIGNATURE.match(window) and not _ASKS_SIGNATURE.search(question):
+    if (_SIGNATURE.match(window) or _EXECUTED.search(window)) and not _ASKS_SIGNATURE.search(question):
         return OFF_TOPIC_PRIOR
     if _RECITAL.match(window) and not _ASKS_RECITAL.search(question):
         return OFF_TOPIC_PRIOR

@@ -145,6 +145,13 @@ def test_a_signature_block_after_a_page_note_is_still_a_signature_block():
     )
     assert window_prior("When does the amendment take effect?", signature) == OFF_TOPIC_PRIOR
     assert window_prior("Who executed the amendment?", signature) == 1.0
+    numbered = "[Signature page follows] 5 IN WITNESS WHEREOF, the parties have executed this Agreement."
+    assert window_prior("Until when does FCC have to supply?", numbered) == OFF_TOPIC_PRIOR
+    # A passage may start inside it: the formula is enough.
+    tail = "the parties have executed this Agreement as of the date and year first set forth above."
+    assert window_prior("Until when does FCC have to supply?", tail) == OFF_TOPIC_PRIOR
+    counterparts = "This Agreement may be executed in multiple counterparts, each of which is an original."
+    assert window_prior("Until when does FCC have to supply?", counterparts) == 1.0
 
 
 def test_a_definition_pointing_elsewhere_counts_least_unless_the_meaning_is_asked():
