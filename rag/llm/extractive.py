@@ -61,7 +61,7 @@ from rag.retrieval import legal_terms, snippets
 from rag.retrieval.rerank import headings_only, is_heading
 
 from .base import Finding, Generation, GenerationRequest, Source, TextStream
-from .lists import announced_list
+from .lists import OMISSION, PARAGRAPH_BREAK, announced_list, cut_at_word
 
 MODEL = "extractive-v1"
 MAX_QUOTES = 3
@@ -74,7 +74,6 @@ RELATIVE_WINDOW_SCORE = 0.3
 MAX_DETAILED_QUOTES = 5
 RAW_AT_HALF = 0.3  # see _confidence
 MAX_SENTENCE_CHARS = 600  # a "sentence" longer than this (a run-on list) is cut at a word end, marked
-OMISSION = " …"  # where a quote is cut short: the sentence goes on in the document
 REDACTED = "[REDACTED]"
 I_DONT_KNOW = "I don't know."
 DISCLAIMER = "Quoted from the retrieved documents; not legal advice. Verify against the full text."
@@ -460,7 +459,6 @@ def operative_text(window: str) -> str:
 # sentence on. A passage without blank lines between paragraphs (or a long paragraph) keeps the
 # window alone.
 CLAUSE_CHARS = MAX_SENTENCE_CHARS
-_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _SENTENCE_END = re.compile(r"[.;:!?][\"'\u201d)\]]*(?=\s|$)")
 
 
@@ -471,7 +469,7 @@ def rest_of_clause(source: Source) -> str:
     if start < 0:
         return source.focus
     end = start + len(source.focus.rstrip())
-    paragraph_end = _PARAGRAPH_BREAK.search(source.text, end)
+    paragraph_end = PARAGRAPH_BREAK.search(source.text, end)
     if paragraph_end is None:
         return source.focus
     clause = source.text[start : paragraph_end.start()]
@@ -500,7 +498,7 @@ def _cut(text: str) -> str:
     reader must not take the quote for the whole clause."""
     if len(text) <= MAX_SENTENCE_CHARS:
         return text
-    return text[: text.rfind(" ", 0, MAX_SENTENCE_CHARS)].rstrip(" ,;:") + OMISSION
+    return cut_at_word(text, MAX_SENTENCE_CHARS) + OMISSION
 
 
 def first_sentence(text: str) -> str:

@@ -13,9 +13,8 @@ from __future__ import annotations
 import re
 
 LIST_CHARS = 600  # what the items may add to a quote (whitespace collapsed)
-OMISSION = " …"  # the list goes on in the document
-
-_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+OMISSION = " …"  # where a quote is cut short: the text goes on in the document
+PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 # "(i)", "ii)", "(a)", "a)", "D.", "9.2", "*", "•": a paragraph that is an item of a list.
 _MARKER = re.compile(
     r"^(?:(?P<open>\()?(?P<label>\d{1,3}(?:\.\d{1,3})*|[a-z]{1,6})(?P<close>[.)])|(?P<bullet>[*\u2022\u00b7\u2013\u2014-]))(?=\s)",
@@ -43,8 +42,8 @@ def announced_list(text: str, end: int, lead: str, budget: int = LIST_CHARS) -> 
     items: list[str] = []
     used = 0
     for index, (paragraph, whole) in enumerate(paragraphs):
-        kind = _kind(paragraph)
-        if kind is not None and _label(paragraph) == sibling:
+        kind, label = _marker(paragraph)
+        if kind is not None and label == sibling:
             break  # the lead's own next sibling: its list is over
         if index and kind not in kinds and not (kind and items[-1].endswith(":")):
             break
@@ -54,7 +53,7 @@ def announced_list(text: str, end: int, lead: str, budget: int = LIST_CHARS) -> 
         if not fits:
             if items:
                 return " ".join(items) + OMISSION
-            return _cut(paragraph, budget) + OMISSION
+            return cut_at_word(paragraph, budget) + OMISSION
         items.append(paragraph)
         used += len(paragraph) + 1
         if not whole:
@@ -70,7 +69,7 @@ def _paragraphs(text: str, end: int) -> list[tuple[str, bool]]:
     found: list[tuple[str, bool]] = []
     position = end
     while position < len(text):
-        brk = _PARAGRAPH_BREAK.search(text, position)
+        brk = PARAGRAPH_BREAK.search(text, position)
         stop = brk.start() if brk else len(text)
         paragraph = " ".join(text[position:stop].split())
         if paragraph:
@@ -81,28 +80,24 @@ def _paragraphs(text: str, end: int) -> list[tuple[str, bool]]:
     return found
 
 
-def _kind(paragraph: str) -> tuple | None:
+def _marker(paragraph: str) -> tuple[tuple | None, str | None]:
     """The kind of list marker opening `paragraph` (brackets, and digits, capitals or lower case,
-    or a bullet), or None when it opens with none."""
+    or a bullet) and its label ("ii", "9.2"; None for a bullet), or (None, None) when it opens
+    with none."""
     marker = _MARKER.match(paragraph)
     if marker is None:
-        return None
+        return None, None
     if marker["bullet"]:
-        return ("bullet",)
+        return ("bullet",), None
     label = marker["label"]
     case = "digit" if label[0].isdigit() else "upper" if label.isupper() else "lower"
-    return (bool(marker["open"]), marker["close"], case)
-
-
-def _label(paragraph: str) -> str | None:
-    marker = _MARKER.match(paragraph)
-    return marker["label"] if marker and marker["label"] else None
+    return (bool(marker["open"]), marker["close"], case), label
 
 
 def _next_sibling(lead: str) -> str | None:
     """The label the item after `lead`'s own would carry ("D" after "C.", "9.2" after "9.1",
     "b" after "(a)"), or None when `lead` opens with no such label."""
-    label = _label(lead)
+    label = _marker(lead)[1]
     if label is None:
         return None
     if label[0].isdigit():
@@ -113,8 +108,9 @@ def _next_sibling(lead: str) -> str | None:
     return None
 
 
-def _cut(paragraph: str, budget: int) -> str:
-    """`paragraph` cut at a word end within `budget` characters."""
-    if len(paragraph) <= budget:
-        return paragraph.rstrip(" ,;:")
-    return paragraph[: paragraph.rfind(" ", 0, budget)].rstrip(" ,;:")
+def cut_at_word(text: str, budget: int) -> str:
+    """`text` cut at a word end within `budget` characters (whole when it fits), without a
+    trailing comma, semicolon or colon."""
+    if len(text) <= budget:
+        return text.rstrip(" ,;:")
+    return text[: text.rfind(" ", 0, budget)].rstrip(" ,;:")
