@@ -94,10 +94,20 @@ class Case(TenantOwned):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # An ethical wall: only `wall_members` see a walled case, its documents, answers and exports;
+    # to everyone else in the firm (admins included) it does not exist (rag.walls).
+    walled = models.BooleanField(default=False, help_text="Behind an ethical wall: only its members see it.")
+    wall_members = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="+")
 
     class Meta:
         ordering = ["name"]
-        constraints = [models.UniqueConstraint(fields=["tenant", "name"], name="case_unique_tenant_name")]
+        # Unique among the cases everyone sees: a walled case's name must not be found out by
+        # creating a case of the same name.
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "name"], condition=Q(walled=False), name="case_unique_tenant_name_unwalled"
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -114,6 +124,10 @@ class Document(TenantOwned):
     case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="documents")
     title = models.CharField(max_length=300)
     title_source = models.CharField(max_length=16, choices=TitleSource.choices, default=TitleSource.USER)
+    # The title the text states or gives (heading and parties, an e-mail's subject). It is the
+    # title only while the document is not confidential: a confidential document is titled by its
+    # file name, so nothing of its text reaches colleagues who may not read it (rag.ingest.titles).
+    text_title = models.CharField(max_length=300, blank=True)
     original_filename = models.CharField(max_length=255)
     file = models.FileField(upload_to=document_upload_path, max_length=300)
     mime_type = models.CharField(max_length=120)

@@ -3,6 +3,7 @@ is the same `NotFound` as a missing one (tenants.selectors.owned_get)."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -24,7 +25,7 @@ from .models import (
     RankingWeights,
     Sensitivity,
 )
-from .retrieval.filters import SearchFilters
+from .retrieval.filters import SearchFilters, Visibility
 from .retrieval.ranking import Weights
 
 
@@ -126,28 +127,73 @@ def document_get(*, tenant: Tenant, document_id) -> Document:
     return owned_get(Document, tenant=tenant, pk=document_id)
 
 
-def document_ids_named(*, tenant: Tenant, name: str) -> QuerySet:
-    """Ids of the tenant's documents whose file name or title is `name` (case-insensitive)."""
-    return (
-        owned_list(Document, tenant=tenant)
-        .filter(Q(original_filename__iexact=name) | Q(title__iexact=name))
-        .values_list("pk", flat=True)
-    )
+def document_ids_named(*, tenant: Tenant, name: str, visibility: Visibility | None = None) -> QuerySet:
+    """Ids of the tenant's documents whose file name or title is `name` (case-insensitive), of
+    those `visibility` lets the reader see (a confidential document they may not read is named by
+    its file name only)."""
+    documents = owned_list(Document, tenant=tenant)
+    named = Q(original_filename__iexact=name) | Q(title__iexact=name)
+    if visibility is not None:
+        documents = documents.exclude(case_id__in=sorted(visibility.walled_case_ids))
+        if visibility.readable_confidential is not None:
+            unreadable = Q(sensitivity=Sensitivity.CONFIDENTIAL) & ~Q(
+                pk__in=sorted(visibility.readable_confidential)
+            )
+            named = Q(original_filename__iexact=name) | (Q(title__iexact=name) & ~unreadable)
+    return documents.filter(named).values_list("pk", flat=True)
 
 
-def filter_ids_unknown(*, tenant: Tenant, filters: SearchFilters) -> dict[str, list[int]]:
+def filter_ids_unknown(
+    *, tenant: Tenant, filters: SearchFilters, visibility: Visibility | None = None
+) -> dict[str, list[int]]:
     """The `case_ids` and `document_ids` of `filters` the tenant does not have (missing or another
-    tenant's: the same), by filter name; {} when it has them all."""
+    tenant's: the same), or that `visibility` walls off from the reader (the same again), by
+    filter name; {} when it has them all."""
+    walled = sorted(visibility.walled_case_ids) if visibility is not None else []
     unknown = {}
-    for name, model in (("case_ids", Case), ("document_ids", Document)):
+    for name, model, wall in (("case_ids", Case, "pk__in"), ("document_ids", Document, "case_id__in")):
         ids = getattr(filters, name)
         if not ids:
             continue
-        owned = set(owned_list(model, tenant=tenant).filter(pk__in=ids).values_list("pk", flat=True))
+        rows = owned_list(model, tenant=tenant).filter(pk__in=ids).exclude(**{wall: walled})
+        owned = set(rows.values_list("pk", flat=True))
         missing = [pk for pk in dict.fromkeys(ids) if pk not in owned]
         if missing:
             unknown[name] = missing
     return unknown
+
+
+def reader_visibility(*, tenant: Tenant, user_id: int | None, reads_all_confidential: bool) -> Visibility:
+    """What a reader of `tenant` may see (rag.retrieval.filters.Visibility): the confidential
+    documents they may read (None when they may read every one the firm has) and the cases walled
+    off from them (every walled case they are not a member of; admins included, as walls are about
+    conflicts, not rank)."""
+    walled = case_list(tenant=tenant).filter(walled=True)
+    if user_id is not None:
+        walled = walled.exclude(wall_members__pk=user_id)
+    walled_ids = frozenset(walled.values_list("pk", flat=True))
+    if reads_all_confidential:
+        return Visibility(None, frozenset(), walled_ids)
+    confidential = owned_list(Document, tenant=tenant).filter(sensitivity=Sensitivity.CONFIDENTIAL)
+    readable = (
+        frozenset(confidential.filter(confidential_readers__pk=user_id).values_list("pk", flat=True))
+        if user_id is not None
+        else frozenset()
+    )
+    withheld = frozenset(confidential.exclude(pk__in=readable).values_list("pk", flat=True))
+    return Visibility(readable if withheld else None, withheld, walled_ids)
+
+
+def withheld_within(*, tenant: Tenant, filters: SearchFilters) -> frozenset[int]:
+    """The documents `filters.visibility` withholds that the filters would otherwise reach: the
+    confidential documents of the request's scope its reader may not read (whatever was asked)."""
+    visibility = filters.visibility
+    if visibility is None or not visibility.withheld:
+        return frozenset()
+    unseen = dataclasses.replace(filters, visibility=None)
+    chunks = owned_list(Chunk, tenant=tenant).filter(document_id__in=sorted(visibility.withheld))
+    chunks = chunks.filter(unseen.as_q()).exclude(case_id__in=sorted(visibility.walled_case_ids))
+    return frozenset(chunks.order_by().values_list("document_id", flat=True).distinct())
 
 
 def document_ids_within(*, tenant: Tenant, filters: SearchFilters) -> QuerySet:

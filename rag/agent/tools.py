@@ -30,7 +30,6 @@ from typing import Any
 from django.db.models import Q
 from django.db.models.functions import Left
 
-from rag import selectors
 from rag.models import DocType, DocumentStatus
 from rag.retrieval import service as retrieval
 from rag.retrieval.filters import SearchFilters
@@ -351,7 +350,7 @@ def search_filters(
             request["document_ids"] = _intersect(request.get("document_ids"), ids)
         elif name in ("case", "case_id", "cases"):
             request["case_ids"] = _intersect(
-                request.get("case_ids"), [_case_id(scope.tenant, v) for v in _listed(value)]
+                request.get("case_ids"), [_case_id(scope, v) for v in _listed(value)]
             )
         elif name in ("doc_type", "doc_types"):
             request["doc_types"] = [_doc_type(v) for v in _listed(value)]
@@ -421,7 +420,7 @@ def _bucket_filters(scope: AgentScope, bucket, request: dict) -> None:
     if doc_type:
         request["doc_types"] = [doc_type]
         return
-    cases = selectors.case_list(tenant=scope.tenant)
+    cases = scope.cases()  # a case walled off from the reader is as unknown as a missing one
     case = cases.filter(name__iexact=name).values_list("pk", flat=True).first()
     if case is None:
         raise ToolError(f"Unknown bucket {bucket!r}; use one of: {', '.join(bucket_names(scope))}.")
@@ -444,8 +443,8 @@ def _doc_type(value) -> str:
     return found
 
 
-def _case_id(tenant: Tenant, value) -> int:
-    cases = selectors.case_list(tenant=tenant)
+def _case_id(scope: AgentScope, value) -> int:
+    cases = scope.cases()
     pk = value if isinstance(value, int) and not isinstance(value, bool) else None
     found = (
         (cases.filter(pk=pk) if pk else cases.filter(name__iexact=str(value).strip()))

@@ -154,13 +154,17 @@ def document_upload(
     # Without a title from the user, the file name's stands in until the text gives a better one
     # (an e-mail states its own: subject, sender and date).
     stated_title, stated_date = attachments.email_described(content) if kind == "eml" else ("", None)
-    title_source = TitleSource.TEXT if stated_title else TitleSource.FILE_NAME
+    confidential = fields.sensitivity == Sensitivity.CONFIDENTIAL
+    title, title_source = titles.shown_title(
+        text_title=stated_title, filename=display_name, confidential=confidential
+    )
     document = Document(
         tenant=tenant,
         case=case,
         parent=parent,
-        title=(fields.title or stated_title or titles.filename_title(display_name))[:300],
+        title=(fields.title or title)[:300],
         title_source=TitleSource.USER if fields.title else title_source,
+        text_title=stated_title[:300],
         original_filename=display_name,
         mime_type=mime_type,
         size_bytes=len(content),
@@ -523,22 +527,26 @@ def _set_title_from_text(document: Document, text: str, *, stated: str = "") -> 
     while this runs."""
     if document.title_source == TitleSource.USER:
         return
-    fallback = titles.filename_title(document.original_filename)
-    title = stated[:300] or titles.derive_title(text, fallback)
-    source = TitleSource.FILE_NAME if title == fallback else TitleSource.TEXT
-    if (title, source) == (document.title, document.title_source):
+    text_title = stated[:300] or titles.derive_title(text, "")
+    # Confidential: the file name's title, as the title is shown to the whole firm (shown_title).
+    title, source = titles.shown_title(
+        text_title=text_title,
+        filename=document.original_filename,
+        confidential=document.sensitivity == Sensitivity.CONFIDENTIAL,
+    )
+    if (title, source, text_title) == (document.title, document.title_source, document.text_title):
         return
     with transaction.atomic():
         changed = (
             Document.objects.filter(pk=document.pk)
             .exclude(title_source=TitleSource.USER)
-            .update(title=title, title_source=source, updated_at=timezone.now())
+            .update(title=title, title_source=source, text_title=text_title, updated_at=timezone.now())
         )
         # Its passages (a reindex) are searchable, cited and routed to under the old title.
         if changed and document.chunk_count:
             bump_index_version(tenant=document.tenant)
     if changed:
-        document.title, document.title_source = title, source
+        document.title, document.title_source, document.text_title = title, source, text_title
 
 
 def _embed_with_reuse(document: Document, texts: list[str], hashes: list[str]) -> dict:

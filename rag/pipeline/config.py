@@ -206,6 +206,8 @@ def _as_spelled(errors: dict, from_metadata: frozenset) -> dict:
 def _filters_key(filters: SearchFilters) -> dict:
     data = {f.name: getattr(filters, f.name) for f in dataclasses.fields(filters)}
     data["metadata"] = dict(filters.metadata)
+    # What the reader sees (confidential documents, walls) changes the answer: by its digest.
+    data["visibility"] = filters.visibility.digest() if filters.visibility is not None else None
     return data
 
 

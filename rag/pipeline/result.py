@@ -146,6 +146,12 @@ def refreshed_cached_result(ctx: QueryContext) -> dict:
     return result
 
 
+def redactions_applied(ctx) -> bool:
+    """Whether the request's scope held confidential documents its reader may not read."""
+    visibility = ctx.config.filters.visibility
+    return bool(visibility and visibility.withheld) or bool(ctx.context and ctx.context.redactions)
+
+
 def flags(ctx: QueryContext) -> dict:
     first = ctx.first_verification
     detected = bool(first and first.hallucination_detected)
@@ -157,7 +163,9 @@ def flags(ctx: QueryContext) -> dict:
         "mitigation_applied": list(ctx.mitigation) or None,
         # The answer as returned: a re-run that fixed every problem needs no verification.
         "needs_verification": bool(ctx.verification and ctx.verification.needs_verification),
-        "redactions_applied": bool(ctx.context and ctx.context.redactions),
+        # The scope held confidential documents the reader may not read, left out of the search:
+        # said whatever the question, so it never tells whether their text matched.
+        "redactions_applied": redactions_applied(ctx),
         "cache_hit": ctx.cache_hit,
         "prompt_injection_detected": bool(sanitized and sanitized.prompt_injection_detected),
         "indirect_injection_detected": bool(ctx.context and ctx.context.injection_flagged),

@@ -110,7 +110,7 @@ def stream_query(
 def _configured(ctx: QueryContext, executor: PipelineExecutor | None, options: dict) -> PipelineExecutor:
     """Validate `options` into `ctx.config` (a refusal is recorded, then raised); returns the executor."""
     try:
-        ctx.config = _checked_config(ctx.tenant, options)
+        ctx.config = _checked_config(ctx.tenant, options, ctx.reader)
     except (InvalidQuery, NotFound) as exc:
         (executor or default_executor()).record_refusal(ctx, exc)
         raise
@@ -147,6 +147,7 @@ def validate_query(
     *,
     tenant: Tenant,
     question,
+    reader: Reader | None = None,
     user_id: int | None = None,
     api_key_prefix: str = "",
     request_id: str | None = None,
@@ -158,18 +159,19 @@ def validate_query(
     question), recorded the same way. For requests that
     run later, such as async jobs, so a bad request fails at once instead of as a job."""
     executor = executor or default_executor()
-    ctx = _context(tenant, question, None, user_id, api_key_prefix, request_id, options)
+    ctx = _context(tenant, question, reader, user_id, api_key_prefix, request_id, options)
     try:
-        ctx.config = _checked_config(tenant, options)
+        ctx.config = _checked_config(tenant, options, ctx.reader)
         sanitize(question, tenant_id=tenant.pk, options=ctx.config.cache_fields())
     except (InvalidQuery, NotFound) as exc:
         executor.record_refusal(ctx, exc)
         raise
 
 
-def _checked_config(tenant: Tenant, options: dict) -> QueryConfig:
-    """The validated options, their scope checked and resolved against the tenant (rag.pipeline.scope)."""
-    return scope_resolve(tenant=tenant, config=QueryConfig.from_options(**options))
+def _checked_config(tenant: Tenant, options: dict, reader: Reader) -> QueryConfig:
+    """The validated options, their scope checked and resolved against the tenant and bounded by
+    what `reader` may see (rag.pipeline.scope)."""
+    return scope_resolve(tenant=tenant, config=QueryConfig.from_options(**options), reader=reader)
 
 
 def _context(tenant, question, reader, user_id, api_key_prefix, request_id, options) -> QueryContext:

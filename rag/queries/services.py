@@ -109,6 +109,7 @@ def query_job_submit(
     validate_query(
         tenant=caller.tenant,
         question=question,
+        reader=caller.reader,
         user_id=caller.user_id,
         api_key_prefix=caller.api_key_prefix,
         request_id=request_id,

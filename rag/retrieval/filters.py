@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -11,7 +12,7 @@ from typing import Any
 
 from django.db.models import Q
 
-from rag.models import DocType, SourceType
+from rag.models import DocType, Sensitivity, SourceType
 from ragsite.exceptions import InvalidQuery
 
 MAX_VALUES = 500  # per list filter; a bound on the size of the SQL a request can make
@@ -19,6 +20,56 @@ MAX_METADATA_KEY_LENGTH = 100
 _INTEGER = re.compile(r"-?[0-9]{1,18}")
 MAX_ID = 2**63 - 1  # bigint
 _SCALARS = (str, int, float, bool)
+
+
+@dataclass(frozen=True)
+class Visibility:
+    """What one reader may see, applied inside the search SQL with the request's filters, so text
+    they may not read is never searched, scored, routed to or counted (no side channel).
+
+    `readable_confidential`: the confidential documents they may read (None: every one, as for
+    admins); the chunks of any other confidential document are left out. `withheld`: the
+    confidential documents they may not read when they asked (what `redactions_applied` reports,
+    whatever the question). `walled_case_ids`: cases behind an ethical wall they are not on; every
+    chunk of those is left out."""
+
+    readable_confidential: frozenset[int] | None = None
+    withheld: frozenset[int] = frozenset()
+    walled_case_ids: frozenset[int] = frozenset()
+
+    def __post_init__(self):
+        if self.readable_confidential is not None:
+            object.__setattr__(self, "readable_confidential", frozenset(self.readable_confidential))
+        object.__setattr__(self, "withheld", frozenset(self.withheld))
+        object.__setattr__(self, "walled_case_ids", frozenset(self.walled_case_ids))
+
+    def restricts(self) -> bool:
+        return self.readable_confidential is not None or bool(self.walled_case_ids)
+
+    def joined(self, other: Visibility | None) -> Visibility:
+        """What both allow (a narrowing never widens what a reader sees)."""
+        if other is None:
+            return self
+        mine, theirs = self.readable_confidential, other.readable_confidential
+        readable = theirs if mine is None else mine if theirs is None else mine & theirs
+        return Visibility(
+            readable, self.withheld | other.withheld, self.walled_case_ids | other.walled_case_ids
+        )
+
+    def digest(self) -> str:
+        """A stable text naming what this reader sees (the answer cache's key includes it)."""
+        readable = "all" if self.readable_confidential is None else sorted(self.readable_confidential)
+        return f"readable={readable};walled={sorted(self.walled_case_ids)}"
+
+    def as_q(self) -> Q:
+        """The visible chunks as one `Q` over `Chunk` (its copied `sensitivity` and `case_id`)."""
+        q = Q()
+        if self.readable_confidential is not None:
+            readable = sorted(self.readable_confidential)
+            q &= ~Q(sensitivity=Sensitivity.CONFIDENTIAL) | Q(document_id__in=readable)
+        if self.walled_case_ids:
+            q &= ~Q(case_id__in=sorted(self.walled_case_ids))
+        return q
 
 
 @dataclass(frozen=True)
@@ -41,6 +92,8 @@ class SearchFilters:
     document_ids: tuple[int, ...] = ()
     years: tuple[int, ...] = ()  # the document's date in one of these years, or its metadata "year"
     metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    # Set by the server from the caller (rag.pipeline.scope), never from a request.
+    visibility: Visibility | None = field(default=None, repr=False)
 
     def __post_init__(self):
         # Frozen means frozen: lists become tuples and the metadata mapping read-only.
@@ -56,7 +109,7 @@ class SearchFilters:
         if not isinstance(data, Mapping):
             raise InvalidQuery("Filters must be an object.", details={"filters": "Must be an object."})
         errors: dict[str, str] = {}
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in fields(cls)} - {"visibility"}
         for key in data:
             if key not in known:
                 errors[str(key)] = "Unknown filter."
@@ -81,7 +134,16 @@ class SearchFilters:
         return cls(**values)
 
     def is_empty(self) -> bool:
-        return self == SearchFilters()
+        """Whether nothing restricts the search: no filter, and the reader sees everything."""
+        hidden = self.visibility is not None and self.visibility.restricts()
+        return not hidden and dataclasses.replace(self, visibility=None) == SearchFilters()
+
+    def seen_by(self, visibility: Visibility | None) -> SearchFilters:
+        """These filters for a reader who sees `visibility` (joined with any visibility they hold)."""
+        if visibility is None:
+            return self
+        joined = visibility.joined(self.visibility)
+        return dataclasses.replace(self, visibility=joined)
 
     def narrowed(self, other: SearchFilters) -> SearchFilters | None:
         """The filters `self` and `other` both impose: `other` can narrow `self`, never widen it.
@@ -108,7 +170,10 @@ class SearchFilters:
             )
         if any(value is None for value in (*values.values(), *metadata.values())):
             return None
-        return SearchFilters(date_range_start=start, date_range_end=end, metadata=metadata, **values)
+        visibility = self.visibility.joined(other.visibility) if self.visibility else other.visibility
+        return SearchFilters(
+            date_range_start=start, date_range_end=end, metadata=metadata, visibility=visibility, **values
+        )
 
     def as_q(self) -> Q:
         """The filters as one `Q` over `Chunk`: copied fields are the chunk's own columns, metadata
@@ -137,6 +202,8 @@ class SearchFilters:
             )
         for key, accepted in self.metadata.items():
             q &= _any(_metadata_q(key, value) for value in _variants(accepted))
+        if self.visibility is not None:
+            q &= self.visibility.as_q()
         return q
 
 

@@ -22,8 +22,8 @@ The query API, the pipeline, the agent's search tools and `manage.py evaluate le
    the tenant's weights; `similarity_score` is the relevance. Passages whose relevance and
    cosine are both under the similarity threshold are dropped; the best `top_k` remain.
 5. **Passages**: document metadata, exact offsets, and a snippet around the best sentence.
-   A confidential document the reader may not read yields "[REDACTED]" in place of its text and
-   snippet: its text never leaves this module.
+   A confidential document the reader may not read is never searched (the request's filters carry
+   what the reader sees, `SearchFilters.visibility`, into the SQL) and never yields a passage.
 """
 
 from __future__ import annotations
@@ -137,10 +137,6 @@ class RetrievalResult:
     reranker: str  # "none" or the cross-encoder's name
     clause_types: tuple[str, ...] = ()  # clause types the question names, searched with their wording
     timings: dict[str, float] = field(default_factory=dict)  # milliseconds per step
-
-    @property
-    def redactions_applied(self) -> bool:
-        return any(passage.redacted for passage in self.passages)
 
 
 @dataclass
@@ -559,14 +555,12 @@ def _readable_confidential(tenant: Tenant, reader: Reader, documents: list[Docum
     )
 
 
-def _answer_window(candidate: _Candidate, chunk: Chunk, redacted: bool, *, opening: int) -> dict:
+def _answer_window(candidate: _Candidate, chunk: Chunk, *, opening: int) -> dict:
     """The answer window's score and document offsets; a window opening the passage starts at
     `opening`, the start of its sentence (see _opening_windows)."""
     window = candidate.window
     if window is None:
         return {}
-    if redacted:  # where a confidential passage answers is not shown either
-        return {"answer_score": round(window.score, 4)}
     start = chunk.char_start + window.start
     return {
         "answer_score": round(window.score, 4),
@@ -654,38 +648,33 @@ def _passages(tenant, kept, documents, reader: Reader, question: str, size: int)
     # A document reindexed since the search replaced its chunks: the gone ones are left out (the
     # next question finds the new ones), never a 500.
     kept = [(candidate, scores) for candidate, scores in kept if candidate.hit.chunk_id in rows]
+    # A confidential document the reader may not read does not exist for them: the search leaves
+    # it out inside the SQL (SearchFilters.visibility); a caller that searched without it still
+    # gets none of its passages, and no notice, heading, score or offset that would show it matched.
     readable = _readable_confidential(tenant, reader, [documents[c.hit.document_id] for c, _ in kept])
-    redacted_ids = {
-        document.pk
-        for document in (documents[c.hit.document_id] for c, _ in kept)
-        if document.sensitivity == Sensitivity.CONFIDENTIAL and document.pk not in readable
-    }
-    openings = _opening_windows(
-        tenant, [(c, rows[c.hit.chunk_id]) for c, _ in kept if c.hit.document_id not in redacted_ids]
-    )
+    kept = [
+        (candidate, scores)
+        for candidate, scores in kept
+        if documents[candidate.hit.document_id].sensitivity != Sensitivity.CONFIDENTIAL
+        or candidate.hit.document_id in readable
+    ]
+    openings = _opening_windows(tenant, [(c, rows[c.hit.chunk_id]) for c, _ in kept])
     terms = snippets.query_terms(question)
     passages = []
     for candidate, scores in kept:
         chunk = rows[candidate.hit.chunk_id]
         document = documents[candidate.hit.document_id]
-        redacted = document.pk in redacted_ids
         window = candidate.window
         prefix, page_start = openings.get(chunk.pk, ("", chunk.page_start))
         char_start = chunk.char_start - len(prefix)
-        if redacted:
-            text = snippet_text = REDACTED
-            snippet_start, snippet_end = chunk.char_start, chunk.char_end
-        else:
-            text = prefix + chunk.text
-            snippet = snippets.best_snippet(
-                passage=text,
-                offset=char_start,
-                terms=terms,
-                size=size,
-                focus=window.start + len(prefix) if window is not None else None,
-            )
-            snippet_text = snippet.text
-            snippet_start, snippet_end = snippet.start, snippet.end
+        text = prefix + chunk.text
+        snippet = snippets.best_snippet(
+            passage=text,
+            offset=char_start,
+            terms=terms,
+            size=size,
+            focus=window.start + len(prefix) if window is not None else None,
+        )
         passages.append(
             Passage(
                 chunk_id=chunk.pk,
@@ -702,9 +691,9 @@ def _passages(tenant, kept, documents, reader: Reader, question: str, size: int)
                 char_start=char_start,
                 char_end=chunk.char_end,
                 text=text,
-                snippet=snippet_text,
-                snippet_start=snippet_start,
-                snippet_end=snippet_end,
+                snippet=snippet.text,
+                snippet_start=snippet.start,
+                snippet_end=snippet.end,
                 similarity_score=scores.similarity,
                 rank_score=scores.rank_score,
                 recency_boost=scores.recency_boost,
@@ -712,8 +701,8 @@ def _passages(tenant, kept, documents, reader: Reader, question: str, size: int)
                 cosine_similarity=candidate.hit.similarity,
                 keyword_score=candidate.hit.keyword_score,
                 routed=candidate.routed,
-                redacted=redacted,
-                **_answer_window(candidate, chunk, redacted, opening=char_start),
+                redacted=False,
+                **_answer_window(candidate, chunk, opening=char_start),
                 filename=document.original_filename,
                 chunk_index=chunk.index,
             )

@@ -55,3 +55,14 @@ def derive_title(text: str, fallback: str) -> str:
     if parts.parties:
         title += _DASH + _SEPARATOR.join(parts.parties)
     return title[:MAX_TITLE_CHARS].rstrip()
+
+
+def shown_title(*, text_title: str, filename: str, confidential: bool) -> tuple[str, str]:
+    """(title, title source) of a document the user did not title, from the title its text gives
+    (`text_title`, "" when none) and its file name: a confidential document is titled by its file
+    name, as its title is shown to the whole firm and its text is not ("file_name" or "text",
+    rag.models.TitleSource's values)."""
+    fallback = filename_title(filename)
+    if confidential or not text_title or text_title == fallback:
+        return fallback, "file_name"
+    return text_title[:MAX_TITLE_CHARS], "text"

@@ -8,7 +8,7 @@ import pytest
 
 from rag.llm.extractive import ExtractiveProvider
 from rag.models import AuditLog, Sensitivity
-from rag.pipeline.context_builder import INJECTION_NOTICE, REDACTION_NOTICE
+from rag.pipeline.context_builder import INJECTION_NOTICE
 from rag.pipeline.run import run_query
 from rag.retrieval.service import Reader
 from ragsite.exceptions import PromptInjectionDetected
@@ -168,27 +168,103 @@ def viewer(tenant):
 
 
 @pytest.mark.django_db
-def test_a_viewer_gets_redaction_and_never_the_confidential_text(tenant, settlement, viewer):
+def test_a_viewer_never_meets_the_confidential_document(tenant, settlement, viewer):
     ctx = run_query(tenant=tenant, question=SETTLEMENT_QUESTION, user_id=viewer.pk)
     result = ctx.result
+    # The scope holds a document they may not read: said, whatever the question.
     assert result["flags"]["redactions_applied"] is True
-    assert settlement.pk in result["provenance"]["documents_retrieved"]
-    assert REDACTION_NOTICE in ctx.prompt.user
+    assert settlement.pk not in result["provenance"]["documents_retrieved"]
+    assert all(citation["document_id"] != settlement.pk for citation in result["citations"])
     dump = everything(ctx)
-    assert SETTLEMENT_SECRET not in dump and "7,250,000" not in dump
-    for citation in result["citations"]:
-        if citation["document_id"] == settlement.pk:
-            assert citation["redacted"] is True and citation["snippet"] == "[REDACTED]"
+    assert SETTLEMENT_SECRET not in dump and "7,250,000" not in dump and "Settlement amount" not in dump
     assert AuditLog.objects.get(request_id=ctx.request_id).flags["redactions_applied"] is True
 
 
 @pytest.mark.django_db
-def test_a_dry_run_of_a_viewer_shows_no_confidential_text(tenant, settlement, viewer):
-    ctx = run_query(tenant=tenant, question=SETTLEMENT_QUESTION, user_id=viewer.pk, dry_run=True)
+@pytest.mark.parametrize("mode", ["keyword", "hybrid", "semantic"])
+@pytest.mark.parametrize("agentic", [False, True])
+def test_probes_that_match_and_miss_a_confidential_document_look_the_same(
+    tenant, settlement, viewer, mode, agentic
+):
+    """A viewer guessing the amount one probe at a time learns nothing: a guess that matches the
+    confidential text and one that does not give the same answer, flags, provenance and prompt
+    (issue #33: "4,750,000" gave documents_retrieved [6], "4,750,001" gave [])."""
+
+    def probe(words: str) -> dict:
+        ctx = run_query(
+            tenant=tenant,
+            question=words,
+            user_id=viewer.pk,
+            search_mode=mode,
+            agentic=agentic,
+            filters={"document_ids": [settlement.pk]},
+            use_cache=False,
+            dry_run=True,
+        )
+        dump = json.dumps(ctx.result, default=str).replace(words, "<probe>")
+        dump = re.sub(r'boundary=\\"[a-z-]+\\"', "boundary", dump)  # chosen at random per request
+        return _without_timings(json.loads(dump))
+
+    hit, miss = probe("7,250,000"), probe("7,250,001")
+    assert hit["provenance"] == miss["provenance"]
+    assert hit == miss
+    assert probe("Nightingale") == probe("Nightjar")
+    answered = run_query(
+        tenant=tenant,
+        question="7,250,000",
+        user_id=viewer.pk,
+        search_mode=mode,
+        agentic=agentic,
+        filters={"document_ids": [settlement.pk]},
+    ).result
+    missed = run_query(
+        tenant=tenant,
+        question="7,250,001",
+        user_id=viewer.pk,
+        search_mode=mode,
+        agentic=agentic,
+        filters={"document_ids": [settlement.pk]},
+    ).result
+    assert answered["answer"] == missed["answer"]
+    assert answered["provenance"]["not_found_reason"] == missed["provenance"]["not_found_reason"]
+    assert answered["provenance"]["documents_retrieved"] == missed["provenance"]["documents_retrieved"] == []
+    assert answered["flags"] == missed["flags"]
+
+
+def _without_timings(value):
+    """`value` without what differs from run to run: times, latencies, request ids and the
+    prompt's token estimate (its random boundary and the probe's own words change it)."""
+    if isinstance(value, dict):
+        return {
+            key: _without_timings(item)
+            for key, item in value.items()
+            if not (
+                key.endswith("_ms")
+                or "latency" in key
+                or "timing" in key
+                or key in ("request_id", "tokens", "estimated_tokens", "timestamp", "snapshot_id")
+            )
+        }
+    if isinstance(value, list):
+        return [_without_timings(item) for item in value]
+    return value
+
+
+@pytest.mark.django_db
+def test_a_dry_run_of_a_viewer_shows_nothing_of_the_confidential_document(tenant, settlement, viewer):
+    ctx = run_query(
+        tenant=tenant,
+        question=SETTLEMENT_QUESTION,
+        user_id=viewer.pk,
+        dry_run=True,
+        filters={"document_ids": [settlement.pk]},
+    )
     dump = json.dumps(ctx.result)
     assert ctx.result["flags"]["redactions_applied"] is True
     assert SETTLEMENT_SECRET not in dump and "7,250,000" not in dump
-    assert any(s["redacted"] and s["snippet"] == "[REDACTED]" for s in ctx.result["selected_snippets"])
+    # Not its heading either (issue #33: "section=2. Retention Bonus for ..." next to [REDACTED]).
+    assert "Settlement amount" not in dump and "Release" not in dump
+    assert ctx.result["selected_snippets"] == []
 
 
 @pytest.mark.django_db
