@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
 from django.db.models import Count
 from django.urls import reverse
 from django.utils.html import format_html
@@ -55,19 +56,29 @@ class ActiveTenantForms:
 
 
 class CaseForm(forms.ModelForm):
-    """Name, client, description; a name the firm already uses is a form error (the service
-    would answer it with a Conflict)."""
+    """Name, client, description and the ethical wall; a name the firm already uses (among the
+    cases everyone sees) is a form error (the service would answer it with a Conflict)."""
 
     class Meta:
         model = Case
-        fields = ["name", "client", "description"]
+        fields = ["name", "client", "description", "walled", "wall_members"]
+        help_texts = {
+            "walled": "Behind an ethical wall: only the members chosen below see the case, its "
+            "documents, answers and exports. Everyone else in the firm, admins included, does not.",
+            "wall_members": "Who is on the wall (members of the firm).",
+        }
 
-    def clean_name(self):
-        name = self.cleaned_data["name"]
-        holder = selectors.case_find_by_name(tenant=self.instance.tenant, name=name)
+    def clean(self):
+        cleaned = super().clean()
+        name, walled = cleaned.get("name"), cleaned.get("walled")
+        holder = (
+            None
+            if walled or not name
+            else selectors.case_find_by_name(tenant=self.instance.tenant, name=name)
+        )
         if holder is not None and holder.pk != self.instance.pk:
-            raise forms.ValidationError("Your firm already has a case with this name.")
-        return name
+            self.add_error("name", "Your firm already has a case with this name.")
+        return cleaned
 
 
 @admin.register(Case, site=site)
@@ -76,39 +87,72 @@ class ConsoleCaseAdmin(ActiveTenantForms, TenantScopedAdmin):
     `case_delete` (with every document, passage and stored file), and "reindex"."""
 
     form = CaseForm
-    list_display = ["name", "client", "documents", "created_at"]
+    list_display = ["name", "client", "documents", "wall", "created_at"]
+    list_filter = ["walled"]
     search_fields = ["name", "client"]
     search_help_text = "Words of the case's name or client."
     actions = ["reindex"]
     readonly_fields = ["documents", "created_by", "created_at", "updated_at"]
 
     def tenant_queryset(self, request):
+        # Every case, walled ones included: the firm's admins manage the walls here. What is behind
+        # a wall they are not on (its documents, answers, exports) stays hidden from them.
         return selectors.case_search(tenant=self.active_tenant(request)).select_related("created_by")
+
+    def _hidden(self, request) -> frozenset[int]:
+        return selectors.walled_case_ids(tenant=self.active_tenant(request), user_id=request.user.pk)
+
+    @admin.display(description="Ethical wall", ordering="walled")
+    def wall(self, obj):
+        if not obj.walled:
+            return "-"
+        return f"Walled: {_plural(obj.wall_members.count(), 'member')}"
 
     @admin.display(description="Documents", ordering="document_count")
     def documents(self, obj):
-        """How many documents the case holds, linked to their list."""
+        """How many documents the case holds, linked to their list (not for a walled case: the list
+        does not show it to whoever is not on the wall)."""
         count = getattr(obj, "document_count", None)
-        if count is None:
+        if count is None or obj.walled:
             return "-"
         url = reverse("manage:rag_document_changelist") + f"?case__id__exact={obj.pk}"
         return format_html('<a href="{}">{}</a>', url, count)
 
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        if db_field.name == "wall_members":  # the firm's members only
+            kwargs["queryset"] = (
+                get_user_model().objects.filter(memberships__tenant=self.active_tenant(request)).distinct()
+            )
+            kwargs["widget"] = forms.CheckboxSelectMultiple
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
+
     def save_model(self, request, obj, form, change):
         tenant = self.active_tenant(request)
-        values = {name: form.cleaned_data[name] for name in CaseForm.Meta.fields}
+        values = {name: form.cleaned_data[name] for name in case_services.CASE_UPDATABLE_FIELDS}
         if change:
             saved = case_services.case_update(tenant=tenant, case_id=obj.pk, data=values)
         else:
             saved = case_services.case_create(tenant=tenant, created_by=request.user, **values)
+        walled, members = form.cleaned_data.get("walled", False), form.cleaned_data.get("wall_members", [])
+        if {"walled", "wall_members"} & set(form.changed_data):
+            case_services.case_wall_set(tenant=tenant, case_id=saved.pk, walled=walled, members=members)
         obj.pk, obj.tenant, obj.created_at = saved.pk, saved.tenant, saved.created_at
+
+    def save_related(self, request, form, formsets, change):
+        pass  # the wall's members are set by case_wall_set (save_model), checked to be the firm's
+
+    def has_delete_permission(self, request, obj=None):
+        # A case walled off from the admin is not deleted by them (they cannot see what it holds).
+        hidden = obj is not None and obj.pk in self._hidden(request)
+        return not hidden and super().has_delete_permission(request, obj)
 
     def delete_model(self, request, obj):
         case_services.case_delete(tenant=self.active_tenant(request), case_id=obj.pk)
 
     def delete_queryset(self, request, queryset):
         tenant = self.active_tenant(request)
-        for case_id in queryset.values_list("pk", flat=True):
+        hidden = self._hidden(request)
+        for case_id in queryset.exclude(pk__in=sorted(hidden)).values_list("pk", flat=True):
             case_services.case_delete(tenant=tenant, case_id=case_id)
 
     def get_deleted_objects(self, objs, request):
@@ -134,7 +178,7 @@ class ConsoleCaseAdmin(ActiveTenantForms, TenantScopedAdmin):
     def reindex(self, request, queryset):
         tenant = self.active_tenant(request)
         queued = 0
-        for case in queryset:  # case_reindex checks the firm's queue for the whole case at once
+        for case in queryset.exclude(pk__in=sorted(self._hidden(request))):  # checked per case
             try:
                 queued += ingest.case_reindex(tenant=tenant, case_id=case.pk)
             except TooManyIngestJobs as exc:
@@ -178,6 +222,8 @@ class DocumentForm(forms.ModelForm):
 
     def clean_case(self):
         case = self.cleaned_data["case"]
+        if case.walled and not case.wall_members.filter(pk=self.instance._changed_by).exists():
+            raise forms.ValidationError("No such case.")  # walled off from this admin
         duplicate = selectors.document_find_duplicate(
             tenant=self.instance.tenant, case=case, sha256=self.instance.sha256
         )
@@ -242,7 +288,20 @@ class ConsoleDocumentAdmin(ActiveTenantForms, TenantScopedAdmin):
     ]
 
     def tenant_queryset(self, request):
-        return selectors.document_list(tenant=self.active_tenant(request))
+        # Not the documents of cases walled off from the admin: to them those do not exist.
+        tenant = self.active_tenant(request)
+        hidden = selectors.walled_case_ids(tenant=tenant, user_id=request.user.pk)
+        return selectors.document_list(tenant=tenant, hidden_cases=hidden)
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form_class = super().get_form(request, obj, change, **kwargs)
+
+        class ChangedByForm(form_class):
+            def __init__(self, *args, **kw):
+                super().__init__(*args, **kw)
+                self.instance._changed_by = request.user.pk  # clean_case: the admin's walls
+
+        return ChangedByForm
 
     def has_add_permission(self, request):
         return False  # uploads happen in the staff UI (stored, hashed, then ingested)

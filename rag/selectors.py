@@ -4,6 +4,7 @@ is the same `NotFound` as a missing one (tenants.selectors.owned_get)."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -29,21 +30,33 @@ from .retrieval.filters import SearchFilters, Visibility
 from .retrieval.ranking import Weights
 
 
-def case_list(*, tenant: Tenant) -> QuerySet[Case]:
-    return owned_list(Case, tenant=tenant)
+def case_list(*, tenant: Tenant, hidden_cases: Collection[int] = ()) -> QuerySet[Case]:
+    """The tenant's cases but `hidden_cases` (those walled off from the reader, `walled_case_ids`)."""
+    cases = owned_list(Case, tenant=tenant)
+    return cases.exclude(pk__in=sorted(hidden_cases)) if hidden_cases else cases
 
 
-def case_search(*, tenant: Tenant, q: str = "") -> QuerySet[Case]:
+def case_search(*, tenant: Tenant, q: str = "", hidden_cases: Collection[int] = ()) -> QuerySet[Case]:
     """The tenant's cases by name, each with `document_count`; `q` keeps those whose name or
-    client contains it (any case)."""
-    cases = case_list(tenant=tenant)
+    client contains it (any case); `hidden_cases` are left out."""
+    cases = case_list(tenant=tenant, hidden_cases=hidden_cases)
     if q:
         cases = cases.filter(Q(name__icontains=q) | Q(client__icontains=q))
     return cases.annotate(document_count=Count("documents")).order_by("name", "pk")
 
 
-def case_get(*, tenant: Tenant, case_id) -> Case:
+def case_get(*, tenant: Tenant, case_id, hidden_cases: Collection[int] = ()) -> Case:
+    """One case; `NotFound` when missing, another tenant's or one of `hidden_cases` (the same)."""
+    if _is_hidden(case_id, hidden_cases):
+        raise NotFound("Case not found.")
     return owned_get(Case, tenant=tenant, pk=case_id)
+
+
+def _is_hidden(pk, hidden: Collection[int]) -> bool:
+    try:
+        return int(pk) in set(hidden)
+    except (TypeError, ValueError):
+        return False
 
 
 def case_get_for_update(*, tenant: Tenant, case_id) -> Case:
@@ -54,15 +67,27 @@ def case_get_for_update(*, tenant: Tenant, case_id) -> Case:
         raise NotFound("Case not found.") from exc
 
 
-def case_get_with_document_count(*, tenant: Tenant, case_id) -> Case:
+def case_get_with_document_count(*, tenant: Tenant, case_id, hidden_cases: Collection[int] = ()) -> Case:
     """`case_get`, with `document_count` set."""
-    case = case_get(tenant=tenant, case_id=case_id)
+    case = case_get(tenant=tenant, case_id=case_id, hidden_cases=hidden_cases)
     case.document_count = document_list(tenant=tenant, case_id=case.pk).count()
     return case
 
 
+def walled_case_ids(*, tenant: Tenant, user_id: int | None) -> frozenset[int]:
+    """The tenant's cases behind an ethical wall `user_id` is not a member of (all walled cases
+    for an API key, `user_id` None: a wall names people). Admins are walled off too: walls are
+    about conflicts, not rank (they manage walls in the firm console, rag.walls)."""
+    walled = owned_list(Case, tenant=tenant).filter(walled=True)
+    if user_id is not None:
+        walled = walled.exclude(wall_members__pk=user_id)
+    return frozenset(walled.values_list("pk", flat=True))
+
+
 def case_find_by_name(*, tenant: Tenant, name: str) -> Case | None:
-    return case_list(tenant=tenant).filter(name=name).first()
+    """The case everyone in the tenant sees under `name` (walled cases are not looked at: their
+    names must not be found out by trying them)."""
+    return case_list(tenant=tenant).filter(name=name, walled=False).first()
 
 
 def attachments_prefetch(tenant: Tenant) -> Prefetch:
@@ -95,14 +120,17 @@ def document_list(
     q: str | None = None,
     uploaded_after: datetime | None = None,
     uploaded_before: datetime | None = None,
+    hidden_cases: Collection[int] = (),
 ) -> QuerySet[Document]:
     """The tenant's documents, newest first, without their text; every filter given narrows them.
 
     `jurisdiction` compares case-insensitively (as search filters do); `q` keeps documents whose
     title or file name contains it; `uploaded_after`/`uploaded_before` bound `created_at`
-    (inclusive/exclusive).
+    (inclusive/exclusive); documents of `hidden_cases` (walled off from the reader) are left out.
     """
     documents = owned_list(Document, tenant=tenant).select_related("case", "uploaded_by").defer("text")
+    if hidden_cases:
+        documents = documents.exclude(case_id__in=sorted(hidden_cases))
     if case_id is not None:
         documents = documents.filter(case_id=case_id)
     exact = {
@@ -123,8 +151,12 @@ def document_list(
     return documents.order_by("-created_at", "-pk")
 
 
-def document_get(*, tenant: Tenant, document_id) -> Document:
-    return owned_get(Document, tenant=tenant, pk=document_id)
+def document_get(*, tenant: Tenant, document_id, hidden_cases: Collection[int] = ()) -> Document:
+    """One document; `NotFound` when missing, another tenant's or in one of `hidden_cases`."""
+    document = owned_get(Document, tenant=tenant, pk=document_id)
+    if document.case_id in set(hidden_cases):
+        raise NotFound("Document not found.")
+    return document
 
 
 def document_ids_named(*, tenant: Tenant, name: str, visibility: Visibility | None = None) -> QuerySet:
@@ -168,10 +200,7 @@ def reader_visibility(*, tenant: Tenant, user_id: int | None, reads_all_confiden
     documents they may read (None when they may read every one the firm has) and the cases walled
     off from them (every walled case they are not a member of; admins included, as walls are about
     conflicts, not rank)."""
-    walled = case_list(tenant=tenant).filter(walled=True)
-    if user_id is not None:
-        walled = walled.exclude(wall_members__pk=user_id)
-    walled_ids = frozenset(walled.values_list("pk", flat=True))
+    walled_ids = walled_case_ids(tenant=tenant, user_id=user_id)
     if reads_all_confidential:
         return Visibility(None, frozenset(), walled_ids)
     confidential = owned_list(Document, tenant=tenant).filter(sensitivity=Sensitivity.CONFIDENTIAL)

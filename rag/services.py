@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from django.db import IntegrityError, transaction
 
-from ragsite.exceptions import Conflict
+from ragsite.exceptions import Conflict, InvalidInput
+from tenants import selectors as tenant_selectors
 from tenants.models import Tenant
 from tenants.selectors import owned_list
 
 from . import selectors
-from .ingest.service import corpus_remove
+from .ingest.service import bump_index_version, corpus_remove
 from .models import Case, RankingWeights
 from .retrieval.ranking import Weights
 
@@ -26,7 +27,8 @@ def _case_save(case: Case) -> Case:
     """Validate and save; a name the tenant already uses is a Conflict (409), not a bad input (400)."""
     # The model's one constraint, the unique name, is checked below to answer with Conflict.
     case.full_clean(validate_constraints=False)
-    holder = selectors.case_find_by_name(tenant=case.tenant, name=case.name)
+    # Names are unique among the cases everyone sees; a walled case's may repeat one (rag.walls).
+    holder = None if case.walled else selectors.case_find_by_name(tenant=case.tenant, name=case.name)
     if holder is not None and holder.pk != case.pk:
         raise _name_taken(case.name)
     try:
@@ -65,6 +67,30 @@ def case_delete(*, tenant: Tenant, case_id) -> None:
         case = selectors.case_get_for_update(tenant=tenant, case_id=case_id)
         documents = selectors.document_list(tenant=tenant, case_id=case.pk)
         corpus_remove(tenant=tenant, obj=case, file_names=documents.values_list("file", flat=True))
+
+
+def case_wall_set(*, tenant: Tenant, case_id, walled: bool, members) -> Case:
+    """Put a case behind an ethical wall with `members` (users of the tenant) on it, change who is
+    on it, or take the wall down (`walled` False; the members are kept for a wall put back up).
+    Everyone not on a wall, admins included, no longer sees the case, its documents, answers or
+    exports. Raises `InvalidInput` for a member who is not the tenant's and `Conflict` when taking
+    the wall down would give two visible cases the same name."""
+    members = list(members)
+    outsiders = [user for user in members if not tenant_selectors.membership_role_of(tenant=tenant, user=user)]
+    if outsiders:
+        raise InvalidInput(
+            "Only members of the firm can be on a wall.",
+            details={"wall_members": [f"{user} is not a member of this firm." for user in outsiders]},
+        )
+    with transaction.atomic():
+        case = selectors.case_get_for_update(tenant=tenant, case_id=case_id)
+        case.walled = walled
+        _case_save(case)
+        case.wall_members.set(members)
+        # Walls change what answers may hold: cached answers are keyed by what the reader sees, and
+        # the index version moves on too, so nothing cached under the old wall is served.
+        bump_index_version(tenant=tenant)
+    return case
 
 
 def case_get_or_create(*, tenant: Tenant, name: str, created_by=None) -> Case:

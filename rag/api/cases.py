@@ -13,7 +13,8 @@ from rest_framework.response import Response
 from tenants.api_base import TenantApiView
 from tenants.models import Role
 
-from .. import selectors, services
+from .. import access, selectors, services
+from ..queries.caller import Caller
 from .common import Pagination, error_response, paginated
 
 _CASE_ID = OpenApiParameter("case_id", int, OpenApiParameter.PATH, description="The case's id.")
@@ -64,7 +65,11 @@ class CaseListCreateApi(TenantApiView):
     def get(self, request):
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
-        cases = selectors.case_search(tenant=self.tenant, q=filters.validated_data.get("q", ""))
+        cases = selectors.case_search(
+            tenant=self.tenant,
+            q=filters.validated_data.get("q", ""),
+            hidden_cases=Caller.from_request(request).hidden_cases,
+        )
         return paginated(self, cases, CaseOutputSerializer)
 
     @extend_schema(
@@ -100,7 +105,10 @@ class CaseDetailApi(TenantApiView):
         responses={200: CaseOutputSerializer, 404: _NOT_FOUND},
     )
     def get(self, request, case_id: int):
-        case = selectors.case_get_with_document_count(tenant=self.tenant, case_id=case_id)
+        hidden = Caller.from_request(request).hidden_cases
+        case = selectors.case_get_with_document_count(
+            tenant=self.tenant, case_id=case_id, hidden_cases=hidden
+        )
         return Response(CaseOutputSerializer(case).data)
 
     @extend_schema(
@@ -126,6 +134,7 @@ class CaseDetailApi(TenantApiView):
     def _update(self, request, case_id: int, *, partial: bool) -> Response:
         payload = self.InputSerializer(data=request.data, partial=partial)
         payload.is_valid(raise_exception=True)
+        access.case_for_change(caller=Caller.from_request(request), case_id=case_id)
         services.case_update(tenant=self.tenant, case_id=case_id, data=payload.validated_data)
         case = selectors.case_get_with_document_count(tenant=self.tenant, case_id=case_id)
         return Response(CaseOutputSerializer(case).data)
@@ -138,6 +147,7 @@ class CaseDetailApi(TenantApiView):
         "are invalidated.",
     )
     def delete(self, request, case_id: int):
+        access.case_for_deletion(caller=Caller.from_request(request), case_id=case_id)
         services.case_delete(tenant=self.tenant, case_id=case_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
 

@@ -19,10 +19,11 @@ from rest_framework.response import Response
 from tenants.api_base import MAX_JSON_DEPTH, TenantApiView, json_problem
 from tenants.models import Role
 
-from .. import selectors
+from .. import access, selectors
 from ..ingest import edit
 from ..ingest import service as ingest
 from ..models import DocType, DocumentStatus, Sensitivity, SourceType
+from ..queries.caller import Caller
 from .common import Pagination, error_response, paginated
 
 _CASE_ID = OpenApiParameter("case_id", int, OpenApiParameter.PATH, description="The case's id.")
@@ -133,7 +134,8 @@ def _metadata_object(parsed) -> dict:
 
 
 def _documents_page(view, **filters):
-    documents = selectors.document_list(tenant=view.tenant, **filters)
+    hidden = Caller.from_request(view.request).hidden_cases
+    documents = selectors.document_list(tenant=view.tenant, hidden_cases=hidden, **filters)
     documents = documents.prefetch_related(selectors.attachments_prefetch(view.tenant))
     return paginated(view, documents, DocumentOutputSerializer)
 
@@ -213,7 +215,7 @@ class CaseDocumentsApi(TenantApiView):
         },
     )
     def get(self, request, case_id: int):
-        case = selectors.case_get(tenant=self.tenant, case_id=case_id)
+        case = access.case_for_change(caller=Caller.from_request(request), case_id=case_id)
         filters = DocumentFilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         return _documents_page(self, case_id=case.pk, **filters.validated_data)
@@ -255,7 +257,7 @@ class CaseDocumentsApi(TenantApiView):
         ],
     )
     def post(self, request, case_id: int):
-        case = selectors.case_get(tenant=self.tenant, case_id=case_id)
+        case = access.case_for_change(caller=Caller.from_request(request), case_id=case_id)
         payload = self.InputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = dict(payload.validated_data)
@@ -303,7 +305,8 @@ class DocumentDetailApi(TenantApiView):
         responses={200: DocumentOutputSerializer, 404: _DOCUMENT_NOT_FOUND},
     )
     def get(self, request, document_id: int):
-        document = selectors.document_get(tenant=self.tenant, document_id=document_id)
+        hidden = Caller.from_request(request).hidden_cases
+        document = selectors.document_get(tenant=self.tenant, document_id=document_id, hidden_cases=hidden)
         return Response(DocumentOutputSerializer(document).data)
 
     @extend_schema(
@@ -328,6 +331,10 @@ class DocumentDetailApi(TenantApiView):
     def patch(self, request, document_id: int):
         payload = self.InputSerializer(data=request.data, partial=True)
         payload.is_valid(raise_exception=True)
+        caller = Caller.from_request(request)
+        access.document_for_change(caller=caller, document_id=document_id)
+        if "case_id" in payload.validated_data:  # moved only into a case the caller sees
+            access.case_for_change(caller=caller, case_id=payload.validated_data["case_id"])
         document = edit.document_update(
             tenant=self.tenant,
             document_id=document_id,
@@ -346,6 +353,7 @@ class DocumentDetailApi(TenantApiView):
         ),
     )
     def delete(self, request, document_id: int):
+        access.document_for_change(caller=Caller.from_request(request), document_id=document_id)
         ingest.document_delete(tenant=self.tenant, document_id=document_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -363,6 +371,7 @@ class DocumentReindexApi(TenantApiView):
         description="Its current passages stay searchable until the new ones replace them.",
     )
     def post(self, request, document_id: int):
+        access.document_for_change(caller=Caller.from_request(request), document_id=document_id)
         document = ingest.document_reindex(tenant=self.tenant, document_id=document_id)
         return Response(DocumentOutputSerializer(document).data, status=status.HTTP_202_ACCEPTED)
 
@@ -382,6 +391,7 @@ class CaseReindexApi(TenantApiView):
         responses={202: OutputSerializer, 404: _CASE_NOT_FOUND, 429: _TOO_MANY_INGEST_JOBS},
     )
     def post(self, request, case_id: int):
+        access.case_for_change(caller=Caller.from_request(request), case_id=case_id)
         queued = ingest.case_reindex(tenant=self.tenant, case_id=case_id)
         return Response(self.OutputSerializer({"queued": queued}).data, status=status.HTTP_202_ACCEPTED)
 

@@ -22,6 +22,7 @@ from rag.models import AuditStatus, JobStatus, QueryJob
 from rag.pipeline.sanitize import injection_findings
 from rag.queries import selectors, services
 from rag.queries.caller import Caller
+from rag.queries.withheld import checked_row
 from ragsite.exceptions import Conflict, InvalidInput, InvalidQuery, NotFound
 from ragsite.throttling import check_injection_budget
 from tenants.api_base import StrictJSONParser, TenantApiView
@@ -341,7 +342,7 @@ class QueryApi(AnswerShapedErrorsMixin, TenantApiView):
         if created:
             job = services.query_job_run(job_id=job.job_id)
         if job.status == JobStatus.SUCCEEDED:
-            return Response(job.result)
+            return Response(checked_row(caller, job, missing="Query job not found.").result)
         if job.status == JobStatus.FAILED:
             error = dict(job.error)
             status = error.pop("status", 500)
@@ -368,6 +369,8 @@ class JobDetailApi(AnswerShapedErrorsMixin, TenantApiView):
             raise NotFound("Query job not found.")
         job = selectors.query_job_get(tenant=self.tenant, job_id=job_id, caller=caller)
         job = services.query_job_fail_if_stale(job)
+        # Access is decided now (the result is withheld in memory, never saved so).
+        job = checked_row(caller, job, missing="Query job not found.")
         return Response(JobSerializer(job_body(job)).data)
 
 

@@ -10,6 +10,7 @@ from django.utils.text import slugify
 from rag.models import AnswerExport, AuditStatus, ExportFormat
 from rag.queries import selectors as query_selectors
 from rag.queries.caller import Caller
+from rag.queries.withheld import checked_rows
 from ragsite.exceptions import NotFound
 
 from .docx_memo import memo_docx
@@ -38,7 +39,8 @@ def _rows(*, caller: Caller, request_id: str | None, conversation_id: str | None
             .defer(None)
             .order_by("created_at", "pk")
         )
-    rows = [row for row in rows if row.status in EXPORTABLE]
+    # Re-checked now: a walled-off answer is left out, a withheld one exports its notice only.
+    rows = [row for row in checked_rows(caller, rows) if row.status in EXPORTABLE]
     if not rows:
         raise NotFound("No answer of yours to export here.")
     return rows

@@ -4,6 +4,7 @@ user or API key the audit trail, history and conversations are kept under."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from rag.retrieval.service import Reader
 from tenants.models import Role, Tenant
@@ -27,6 +28,14 @@ class Caller:
             user_id=None if api_key is not None else request.user.pk,
             api_key_prefix=api_key.prefix if api_key is not None else "",
         )
+
+    @cached_property
+    def hidden_cases(self) -> frozenset[int]:
+        """The cases walled off from this caller (rag.selectors.walled_case_ids): to them they do
+        not exist, on every page and endpoint."""
+        from rag import selectors  # rag.selectors imports the retrieval layer this module sits on
+
+        return selectors.walled_case_ids(tenant=self.tenant, user_id=self.user_id)
 
     @property
     def reader(self) -> Reader:

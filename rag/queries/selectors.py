@@ -14,6 +14,7 @@ from tenants.selectors import owned_list
 from ..models import AuditLog, QueryJob
 from ..selectors import audit_search
 from .caller import Caller
+from .withheld import checked_row, checked_rows
 
 
 def query_job_get(*, tenant, job_id: str, caller: Caller) -> QueryJob:
@@ -55,7 +56,7 @@ def query_history_get(*, tenant, caller: Caller, request_id: str) -> AuditLog:
     row = rows.defer(None).first()  # with the response
     if row is None:
         raise NotFound("Query not found.")
-    return row
+    return checked_row(caller, row)  # access is decided now, not when it was answered
 
 
 THREAD_TURNS = 20
@@ -72,14 +73,15 @@ def answer_get(*, tenant, caller: Caller, request_id: str) -> AuditLog:
     row = rows.defer(None).first()
     if row is None:
         raise NotFound("Query not found.")
-    return row
+    return checked_row(caller, row)  # access is decided now, not when it was answered
 
 
-def answer_thread(*, tenant, row: AuditLog) -> list[AuditLog]:
+def answer_thread(*, tenant, caller: Caller, row: AuditLog) -> list[AuditLog]:
     """The conversation `row` belongs to, up to and including it (oldest first, at most
-    THREAD_TURNS): the same asker's earlier turns with the same conversation id."""
+    THREAD_TURNS): the same asker's earlier turns with the same conversation id, as `caller` may
+    read them now (rag.queries.withheld)."""
     if not row.conversation_id:
-        return [row]
+        return checked_rows(caller, [row])
     rows = (
         audit_search(tenant=tenant, conversation_id=row.conversation_id)
         .filter(user_id=row.user_id, api_key_prefix=row.api_key_prefix, created_at__lte=row.created_at)
@@ -88,4 +90,4 @@ def answer_thread(*, tenant, row: AuditLog) -> list[AuditLog]:
         .defer(None)
         .order_by("-created_at", "-pk")[: THREAD_TURNS - 1]
     )
-    return [*reversed(list(rows)), row]
+    return checked_rows(caller, [*reversed(list(rows)), row])

@@ -40,7 +40,7 @@ def answer(request, request_id: str):
         row = query_selectors.answer_get(tenant=caller.tenant, caller=caller, request_id=request_id)
     except NotFound:
         return _not_found(request)
-    thread = query_selectors.answer_thread(tenant=caller.tenant, row=row)
+    thread = query_selectors.answer_thread(tenant=caller.tenant, caller=caller, row=row)
     own = caller.owns(row)
     context = ask_context(
         request,

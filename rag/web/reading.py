@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from rag.models import Document, Sensitivity
-from rag.retrieval.service import Reader
+from rag.models import Document
 from rag.security.planted import shape_label
 
 
@@ -18,14 +17,6 @@ class PageView:
     mark_starts: bool = False  # the marked passage starts on this page (its anchor goes here)
     ocr_confidence: float | None = None  # the page was read by OCR with this mean confidence
     ocr_low: bool = False  # ... under RAG_OCR_LOW_CONFIDENCE: the reader should check the original
-
-
-def may_read(document: Document, reader: Reader) -> bool:
-    """Whether `reader` may read the text: confidential documents only by admins, owners and the
-    readers listed on them (as search redacts them)."""
-    if document.sensitivity != Sensitivity.CONFIDENTIAL or reader.reads_all_confidential:
-        return True
-    return reader.user_id is not None and document.confidential_readers.filter(pk=reader.user_id).exists()
 
 
 def page_starts(document: Document, chunk_pages) -> list[tuple[int, int]]:

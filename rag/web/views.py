@@ -17,7 +17,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from console.site import page_after_switch
-from rag import selectors, services
+from rag import access, selectors, services
 from rag.ingest import scans
 from rag.models import DocType, Sensitivity
 from rag.pipeline.config import MAX_REASONING_DEPTH
@@ -84,7 +84,9 @@ def cases(request):
             except ValidationError as exc:  # the model's checks: a blank or too long name, ...
                 error = _validation_text(exc)
     q = _lookup_text(request.GET.get("q", ""))
-    rows = selectors.case_search(tenant=request.caller.tenant, q=q or "")
+    rows = selectors.case_search(
+        tenant=request.caller.tenant, q=q or "", hidden_cases=request.caller.hidden_cases
+    )
     if q is None:
         rows = rows.none()
     page = Paginator(rows, 50).get_page(request.GET.get("page"))
@@ -97,7 +99,9 @@ def cases(request):
 def case(request, case_id: int):
     """A case: its documents, and (for members) the upload zone."""
     tenant = request.caller.tenant
-    found = _found(lambda: selectors.case_get(tenant=tenant, case_id=case_id))
+    found = _found(
+        lambda: selectors.case_get(tenant=tenant, case_id=case_id, hidden_cases=request.caller.hidden_cases)
+    )
     if found is None:
         return _not_found(request)
     documents = selectors.document_list(tenant=tenant, case_id=found.pk)
@@ -118,10 +122,14 @@ def document(request, document_id: int):
     """A document's extracted text by page; `?start=&end=` (a citation's character range) marks
     the cited passage and the page opens there."""
     tenant, caller = request.caller.tenant, request.caller
-    found = _found(lambda: selectors.document_get(tenant=tenant, document_id=document_id))
+    found = _found(
+        lambda: selectors.document_get(
+            tenant=tenant, document_id=document_id, hidden_cases=caller.hidden_cases
+        )
+    )
     if found is None:
         return _not_found(request)
-    readable = reading.may_read(found, caller.reader)
+    readable = access.may_read(found, caller.reader)
     views, flagged = [], []
     low_ocr = scans.low_confidence_pages(found.ocr_confidence)
     if readable and found.text:
@@ -132,7 +140,9 @@ def document(request, document_id: int):
         flagged = reading.flagged_passages(chunks.exclude(injection_flags=[]))
     # The e-mail it came attached to (the tenant's own, as its attachments are).
     parent = found.parent_id and _found(
-        lambda: selectors.document_get(tenant=tenant, document_id=found.parent_id)
+        lambda: selectors.document_get(
+            tenant=tenant, document_id=found.parent_id, hidden_cases=caller.hidden_cases
+        )
     )
     context = _context(
         request,
@@ -185,7 +195,7 @@ def ask_context(request, **extra) -> dict:
     tenant = request.caller.tenant
     return _context(
         request,
-        cases=selectors.case_list(tenant=tenant),
+        cases=selectors.case_list(tenant=tenant, hidden_cases=request.caller.hidden_cases),
         templates=template_list(tenant=tenant),
         doc_types=DocType.choices,
         response_styles=RESPONSE_STYLES,
