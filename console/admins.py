@@ -19,7 +19,7 @@ from django.utils.http import urlencode
 from rag.admin import AUDIT_RECORD_FIELDS, audit_csv_response
 from rag.models import AuditLog
 from rag.pipeline.preview import SAMPLE_QUESTION
-from rag.selectors import AUDIT_FLAGS, audit_list
+from rag.selectors import AUDIT_FLAGS, audit_list, audit_outside_walls, walled_case_ids
 from ragsite.exceptions import NotFound
 from templates_admin import admin_pages as template_admin_pages
 from templates_admin import selectors as template_selectors
@@ -55,8 +55,13 @@ class ConsoleAuditLogAdmin(ReadOnlyTenantAdmin):
     readonly_fields = fields
 
     def tenant_queryset(self, request):
+        tenant = self.active_tenant(request)  # rows about cases walled off from the admin are left out
         return (
-            audit_list(tenant=self.active_tenant(request)).select_related("user").defer("options", "result")
+            audit_outside_walls(
+                audit_list(tenant=tenant), walled_case_ids(tenant=tenant, user_id=request.user.pk)
+            )
+            .select_related("user")
+            .defer("options", "result")
         )
 
     @admin.display(description="Caller")

@@ -436,10 +436,12 @@ def audit_search(
     until: datetime | None = None,
     request_id: str | None = None,
     conversation_id: str | None = None,
+    hidden_cases: Collection[int] = (),
 ) -> QuerySet[AuditLog]:
     """The tenant's audit rows matching every filter given (None: no restriction), newest first.
 
-    `since` is inclusive and `until` exclusive; `flag` names one of AUDIT_FLAGS that must be true.
+    `since` is inclusive and `until` exclusive; `flag` names one of AUDIT_FLAGS that must be true;
+    rows about `hidden_cases` (walled off from the reader) are left out (`audit_outside_walls`).
     The rows leave out `options` and `result` (large; `audit_get` has them).
     """
     if flag is not None and flag not in AUDIT_FLAGS:
@@ -461,13 +463,35 @@ def audit_search(
     )
     if flag is not None:
         rows = rows.filter(flags__contains={flag: True})
+    rows = audit_outside_walls(rows, hidden_cases)
     return rows.select_related("user").defer("options", "result").order_by("-created_at", "-pk")
 
 
-def audit_get(*, tenant: Tenant, request_id: str) -> AuditLog:
-    """The tenant's newest audit row of `request_id` (the column is not unique), or `NotFound`."""
+def audit_outside_walls(rows: QuerySet[AuditLog], hidden_cases: Collection[int]) -> QuerySet[AuditLog]:
+    """`rows` without those about a case in `hidden_cases`: a question scoped to one of them, or
+    whose answer retrieved or cited one of their documents. Walls hide a matter's questions and
+    answers from everyone not on the wall, the firm's audit log included."""
+    if not hidden_cases:
+        return rows
+    table, documents = AuditLog._meta.db_table, Document._meta.db_table
+    about_walled = (
+        f"NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text({table}.documents_retrieved || "  # noqa: S608
+        f"{table}.documents_used) AS used(id) JOIN {documents} d ON d.id::text = used.id "
+        "WHERE d.case_id = ANY(%s))"
+    )
+    scoped = Q()
+    for case_id in sorted(hidden_cases):
+        scoped |= Q(options__filters__case_ids__contains=[case_id])
+    # Bound parameters only; the table names come from the models' meta.
+    return rows.extra(where=[about_walled], params=[sorted(hidden_cases)]).exclude(scoped)  # noqa: S610
+
+
+def audit_get(*, tenant: Tenant, request_id: str, hidden_cases: Collection[int] = ()) -> AuditLog:
+    """The tenant's newest audit row of `request_id` (the column is not unique), or `NotFound`
+    (also for a row about a case in `hidden_cases`)."""
     # A NUL is in no request id, and PostgreSQL refuses it in a lookup: not found, not a 500.
     rows = audit_list(tenant=tenant).filter(request_id=request_id).order_by("-created_at", "-pk")
+    rows = audit_outside_walls(rows, hidden_cases)
     newest = None if "\x00" in request_id else rows.values_list("pk", flat=True).first()
     # pk=None matches nothing: a missing row gives owned_get's NotFound, like another tenant's.
     return owned_get(AuditLog, tenant=tenant, pk=newest)

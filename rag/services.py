@@ -76,7 +76,9 @@ def case_wall_set(*, tenant: Tenant, case_id, walled: bool, members) -> Case:
     exports. Raises `InvalidInput` for a member who is not the tenant's and `Conflict` when taking
     the wall down would give two visible cases the same name."""
     members = list(members)
-    outsiders = [user for user in members if not tenant_selectors.membership_role_of(tenant=tenant, user=user)]
+    outsiders = [
+        user for user in members if not tenant_selectors.membership_role_of(tenant=tenant, user=user)
+    ]
     if outsiders:
         raise InvalidInput(
             "Only members of the firm can be on a wall.",

@@ -30,6 +30,7 @@ from rag.api.schemas import (
 from rag.models import RANKING_WEIGHT_MAX, AuditStatus
 from rag.pipeline import metrics
 from rag.pipeline.run import reserved_option_errors, simulate_query
+from rag.queries.caller import Caller
 from rag.retrieval.service import Reader
 from ragsite.exceptions import InvalidInput
 from ragsite.schema import strict_request
@@ -354,7 +355,8 @@ class AuditListApi(AdminApiView):
         data = dict(filters.validated_data)
         if "user" in data:
             data["username"] = data.pop("user")
-        rows = selectors.audit_search(tenant=self.tenant, **data)
+        hidden = Caller.from_request(request).hidden_cases
+        rows = selectors.audit_search(tenant=self.tenant, hidden_cases=hidden, **data)
         return paginated(self, rows, self.OutputSerializer)
 
 
@@ -370,7 +372,8 @@ class AuditDetailApi(AdminApiView):
         responses={200: OutputSerializer, 404: error_response("No audit row with this request id.")},
     )
     def get(self, request, request_id: str):
-        row = selectors.audit_get(tenant=self.tenant, request_id=request_id)
+        hidden = Caller.from_request(request).hidden_cases
+        row = selectors.audit_get(tenant=self.tenant, request_id=request_id, hidden_cases=hidden)
         return Response(self.OutputSerializer(row).data)
 
 

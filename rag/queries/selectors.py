@@ -42,7 +42,12 @@ def query_history_list(
     """The caller's own questions, newest first (a user's, or an API key's): the tenant's audit
     rows (`audit_search`) of this caller, with their options (to ask again) but not the response."""
     rows = audit_search(
-        tenant=tenant, status=status, conversation_id=conversation_id, since=since, until=until
+        tenant=tenant,
+        status=status,
+        conversation_id=conversation_id,
+        since=since,
+        until=until,
+        hidden_cases=caller.hidden_cases,
     ).filter(user_id=caller.user_id, api_key_prefix=caller.api_key_prefix)
     if text:
         rows = rows.filter(query__icontains=text)
