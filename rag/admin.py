@@ -40,9 +40,18 @@ def _planted_chunks(prefix: str = "") -> Q:
 
 @admin.register(Case)
 class CaseAdmin(admin.ModelAdmin):
-    list_display = ["name", "client", "tenant", "created_at"]
-    list_filter = ["tenant"]
+    """Every tenant's cases, with their ethical walls shown (a firm's admins set them in the firm
+    console, through `case_wall_set`, which checks the members are the firm's)."""
+
+    list_display = ["name", "client", "tenant", "walled", "wall", "created_at"]
+    list_filter = ["tenant", "walled"]
     search_fields = ["name", "client"]
+    readonly_fields = ["walled", "wall"]
+    exclude = ["wall_members"]
+
+    @admin.display(description="On the wall")
+    def wall(self, obj):
+        return ", ".join(user.get_username() for user in obj.wall_members.all()) if obj.walled else "-"
 
     def get_readonly_fields(self, request, obj=None):
         # Its documents, chunks and stored files belong to the tenant: moving the case alone would

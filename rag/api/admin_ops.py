@@ -271,8 +271,9 @@ class PrometheusTextRenderer(BaseRenderer):
 
 
 class MetricsApi(AdminApiView):
-    """GET: the spec's `rag_*` Prometheus metrics, as far as they concern this tenant: its own
-    series, the template series of templates it can see, and the shared provider/model series."""
+    """GET: the spec's `rag_*` Prometheus metrics, as far as they count this tenant's queries: its
+    own series and those of its own templates (built-in templates' and the provider/model series
+    count every firm's: they are on the operator's /metrics only)."""
 
     renderer_classes = [JSONRenderer, PrometheusTextRenderer]
 
@@ -286,7 +287,9 @@ class MetricsApi(AdminApiView):
     )
     def get(self, request):
         template_ids = set(
-            template_selectors.template_list(tenant=self.tenant).values_list("template_id", flat=True)
+            template_selectors.template_list(tenant=self.tenant)
+            .filter(tenant=self.tenant)
+            .values_list("template_id", flat=True)
         )
         families = metrics.tenant_view(
             metrics.collect(), tenant_slug=self.tenant.slug, template_ids=template_ids

@@ -71,17 +71,19 @@ CACHE_MISSES = Counter("rag_cache_misses", "Answer cache misses.", ["tenant"])
 
 
 def sample_visible(labels: Mapping[str, str], *, tenant_slug: str, template_ids: Collection[str]) -> bool:
-    """Whether a sample with `labels` may be shown to the tenant `tenant_slug`.
+    """Whether a sample with `labels` may be shown to the tenant `tenant_slug`: only what counts
+    the tenant's own queries.
 
-    A `tenant` label must be the tenant's own. Without one, a `template` label must name a template
-    the tenant can see (`template_ids`: its own and the built-ins) or be "unknown": another tenant's
-    custom template ids would otherwise leak. Samples with neither (provider and model) are shared.
+    A `tenant` label must be the tenant's own. Without one, a `template` label must name one of the
+    tenant's own templates (`template_ids`): a built-in's series counts every firm's queries, and
+    another firm's custom template ids would leak. Samples with neither (provider and model) count
+    the whole platform: they are the operator's (`/metrics`), not a firm's.
     """
     if "tenant" in labels:
         return labels["tenant"] == tenant_slug
     if "template" in labels:
-        return labels["template"] == UNKNOWN_TEMPLATE or labels["template"] in template_ids
-    return True
+        return labels["template"] in template_ids
+    return False
 
 
 def tenant_view(

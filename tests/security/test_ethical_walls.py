@@ -331,3 +331,15 @@ def test_the_console_lists_walls_but_not_what_is_behind_them(walled):
     assert documents.status_code == 200
     assert walled.firm.document_title not in body_text(documents)
     assert client.get(f"/manage/rag/document/{walled.firm.document_id}/change/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_the_operators_admin_shows_the_walls(walled, admin_user):
+    client = Client()
+    client.force_login(admin_user)  # a platform superuser
+    response = client.get(
+        "/admin/rag/case/", {"walled__exact": "1", "tenant__id__exact": walled.firm.tenant.pk}
+    )
+    assert response.status_code == 200
+    assert walled.firm.only_case_name in body_text(response)
+    assert walled.insider.get_username() in body_text(response)
