@@ -227,9 +227,22 @@ def withheld_within(*, tenant: Tenant, filters: SearchFilters) -> frozenset[int]
 
 def document_ids_within(*, tenant: Tenant, filters: SearchFilters) -> QuerySet:
     """Ids of the tenant's documents that search under `filters` can reach (those with chunks the
-    filters let through), as a subquery; with empty filters, every document with chunks."""
+    filters let through), as a subquery; with empty filters, every document with chunks. Filters
+    holding only what a reader sees are read off the documents table (the same documents, without
+    a scan of every passage: the visibility is a document's, copied onto its passages)."""
+    if filters.visibility is not None and dataclasses.replace(filters, visibility=None).is_empty():
+        return _visible_document_ids(tenant, filters.visibility)
     chunks = owned_list(Chunk, tenant=tenant).filter(filters.as_q()).order_by()
     return chunks.values_list("document_id", flat=True).distinct()
+
+
+def _visible_document_ids(tenant: Tenant, visibility: Visibility) -> QuerySet:
+    documents = owned_list(Document, tenant=tenant).exclude(case_id__in=sorted(visibility.walled_case_ids))
+    if visibility.readable_confidential is not None:
+        documents = documents.exclude(
+            Q(sensitivity=Sensitivity.CONFIDENTIAL) & ~Q(pk__in=sorted(visibility.readable_confidential))
+        )
+    return documents.filter(chunk_count__gt=0).order_by().values_list("pk", flat=True)
 
 
 def document_parent_id(*, tenant: Tenant, document_id) -> int | None:
@@ -382,10 +395,16 @@ def conversation_questions(
 
 
 def conversation_cited_title(
-    *, tenant: Tenant, conversation_id: str, user_id: int | None, api_key_prefix: str = ""
+    *,
+    tenant: Tenant,
+    conversation_id: str,
+    user_id: int | None,
+    api_key_prefix: str = "",
+    hidden_cases: Collection[int] = (),
 ) -> str:
     """The title of the one document the caller's latest answer in the conversation cited, or ""
-    when it cited none or several (then a follow-up's "it" names no single document)."""
+    when it cited none or several (then a follow-up's "it" names no single document), or one that
+    is now in a case of `hidden_cases` (walled off from the caller since)."""
     latest = (
         audit_list(tenant=tenant)
         .filter(conversation_id=conversation_id, user_id=user_id, api_key_prefix=api_key_prefix)
@@ -396,7 +415,8 @@ def conversation_cited_title(
     )
     if not latest or len(set(latest)) != 1:
         return ""
-    document = owned_list(Document, tenant=tenant).filter(pk=next(iter(latest))).only("title").first()
+    documents = owned_list(Document, tenant=tenant).exclude(case_id__in=sorted(hidden_cases))
+    document = documents.filter(pk=next(iter(latest))).only("title").first()
     return document.title if document else ""
 
 

@@ -197,8 +197,9 @@ def retrieve(
 
     The four steps below in order (the pipeline runs them as separate stages). `similarity_threshold`
     defaults to RAG_MIN_SIMILARITY_THRESHOLD; a configured cross-encoder reorders the ranked top_k
-    and `max_chunks` (default: all) cuts them; `reader` decides redaction (default: nobody, so
-    confidential text is redacted); `weights` replace the tenant's ranking weights (see `rank`).
+    and `max_chunks` (default: all) cuts them; `reader` decides what may be searched (default:
+    nobody's, so no confidential text and no walled case; `seen_by_reader`); `weights` replace the
+    tenant's ranking weights (see `rank`).
     Raises `InvalidQuery` for bad options and `VectorStoreUnavailable` when search fails.
     """
     top_k = positive_int(settings.RAG_DEFAULT_TOP_K if top_k is None else top_k, "top_k", maximum=MAX_TOP_K)
@@ -206,7 +207,7 @@ def retrieve(
         tenant=tenant,
         query=query,
         mode=mode,
-        filters=filters,
+        filters=seen_by_reader(tenant, filters, reader),
         routing_enabled=routing_enabled,
         candidate_pool=max(_pool(candidate_pool), top_k),
         index_version=index_version,
@@ -237,7 +238,8 @@ def retrieve_with_each(
     searched once and the same candidates are ranked with each, so the results differ by the
     weights alone (the admin compares current and proposed ranking weights this way)."""
     top_k = positive_int(settings.RAG_DEFAULT_TOP_K if top_k is None else top_k, "top_k", maximum=MAX_TOP_K)
-    found = search(tenant=tenant, query=query, candidate_pool=max(_pool(None), top_k))
+    filters = seen_by_reader(tenant, None, reader)
+    found = search(tenant=tenant, query=query, filters=filters, candidate_pool=max(_pool(None), top_k))
     today = today or timezone.localdate()
     results = []
     for each in weights:
@@ -246,6 +248,19 @@ def retrieve_with_each(
         )
         results.append(passages(rerank(ranked), reader=reader))
     return results
+
+
+def seen_by_reader(tenant: Tenant, filters: SearchFilters | None, reader: Reader | None) -> SearchFilters:
+    """`filters` bounded by what `reader` (default: no confidential access) may see, unless they
+    already carry a visibility (the pipeline resolves it once per request, rag.pipeline.scope)."""
+    filters = filters or SearchFilters()
+    if filters.visibility is not None:
+        return filters
+    reader = reader or Reader()
+    visibility = selectors.reader_visibility(
+        tenant=tenant, user_id=reader.user_id, reads_all_confidential=reader.reads_all_confidential
+    )
+    return filters.seen_by(visibility)
 
 
 def _pool(candidate_pool: int | None) -> int:

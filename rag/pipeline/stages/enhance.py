@@ -66,6 +66,7 @@ class EnhanceQueryStage:
         question = ctx.sanitized.sanitized_query
         ctx.search_query = question
         if ctx.config.conversation_id:
+            visibility = ctx.config.filters.visibility
             ctx.conversation = selectors.conversation_questions(
                 tenant=ctx.tenant,
                 conversation_id=ctx.config.conversation_id,
@@ -78,6 +79,7 @@ class EnhanceQueryStage:
                 conversation_id=ctx.config.conversation_id,
                 user_id=ctx.user_id,
                 api_key_prefix=ctx.api_key_prefix,
+                hidden_cases=visibility.walled_case_ids if visibility else (),
             )
             ctx.search_query = rewrite_follow_up(question, ctx.conversation, cited_title)
         ctx.note(
