@@ -33,6 +33,10 @@ MODEL_NAME = "ms-marco-MiniLM-L-12-v2"
 # The question with its clause wording and the window's first ~450 characters (256 tokens: same
 # answers on the dev set, pipeline p95 +130 ms).
 MAX_TOKENS = 160
+# The question's share of a pair at most: the window is truncated to fit ("only_second"), which
+# fails when the question alone fills the pair (a 200-character question in Chinese, a long run of
+# digits). A longer question is read up to this many tokens.
+MAX_QUESTION_TOKENS = 96
 
 
 def packaged_directory() -> Path | None:
@@ -69,6 +73,9 @@ class OnnxCrossEncoder:
         self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self._tokenizer.enable_truncation(MAX_TOKENS, strategy="only_second")
         self._tokenizer.no_padding()  # the file pads every pair to 512 tokens; each is run alone
+        self._question_tokenizer = Tokenizer.from_file(str(tokenizer_file))  # no truncation: to measure
+        self._question_tokenizer.no_truncation()
+        self._question_tokenizer.no_padding()
         # One thread per run and `threads` runs at once: a pair of 40 to 160 tokens is too small to
         # share between cores (two runs side by side score 16 windows ~20 % sooner than each run
         # on two threads; bench/README.md). onnxruntime's run() may be called from several threads.
@@ -90,10 +97,18 @@ class OnnxCrossEncoder:
         (bench/README.md). It also makes a pair's score its own: the int8 model quantizes each
         run's activations with one scale, so a batch shifted a logit by up to ~2 with its
         neighbours' lengths. The runs are spread over `threads` threads, one core each."""
+        query = self._within_question_share(query)
         encoded = self._tokenizer.encode_batch([(query, text) for text in texts])
         if len(encoded) < 2:
             return [self._logit(pair) for pair in encoded]
         return list(self._executor().map(self._logit, encoded))
+
+    def _within_question_share(self, query: str) -> str:
+        """`query` cut after its MAX_QUESTION_TOKENS-th token (at that token's end in the text)."""
+        offsets = self._question_tokenizer.encode(query, add_special_tokens=False).offsets
+        if len(offsets) <= MAX_QUESTION_TOKENS:
+            return query
+        return query[: offsets[MAX_QUESTION_TOKENS - 1][1]]
 
     def _logit(self, encoded) -> float:
         import numpy

@@ -102,6 +102,14 @@ def test_a_pair_is_read_as_its_own_tokens_not_padded_to_the_files_512(model):
     assert len(long.ids) == cross_encoder.MAX_TOKENS
 
 
+@pytest.mark.parametrize("question", ["中" * 300, "1," * 400, "What law governs? " * 60])
+def test_a_question_longer_than_the_pair_is_read_in_part_not_refused(model, question):
+    """The window is truncated to fit the pair; a question that alone fills it (200 Chinese
+    characters, a run of digits: issue #33's 500s) is read up to its share instead."""
+    scores = model.score(question, ["The governing law is Delaware.", "Payment is due in 30 days."])
+    assert len(scores) == 2 and all(0.0 <= score <= 1.0 for score in scores)
+
+
 def test_a_directory_without_model_onnx_is_a_configuration_error(tmp_path, model):
     (tmp_path / "tokenizer.json").write_bytes((model.path / "tokenizer.json").read_bytes())
     with pytest.raises(ConfigurationError, match=r"model\.onnx"):
