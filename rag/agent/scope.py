@@ -50,6 +50,13 @@ class AgentScope:
         within = selectors.document_ids_within(tenant=self.tenant, filters=self.filters)
         return documents.filter(pk__in=within)
 
+    def known_cases(self) -> QuerySet[Case]:
+        """Every case of the tenant the reader may know of (all but those walled off from them),
+        inside the scope or not: a call naming one outside it is told so, not searched."""
+        visibility = self.filters.visibility
+        hidden = visibility.walled_case_ids if visibility is not None else ()
+        return selectors.case_list(tenant=self.tenant, hidden_cases=hidden)
+
     def cases(self) -> QuerySet[Case]:
         """The tenant's cases holding a document inside the scope (every case when it is empty)."""
         cases = selectors.case_list(tenant=self.tenant)

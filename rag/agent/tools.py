@@ -420,7 +420,7 @@ def _bucket_filters(scope: AgentScope, bucket, request: dict) -> None:
     if doc_type:
         request["doc_types"] = [doc_type]
         return
-    cases = scope.cases()  # a case walled off from the reader is as unknown as a missing one
+    cases = scope.known_cases()  # a case walled off from the reader is as unknown as a missing one
     case = cases.filter(name__iexact=name).values_list("pk", flat=True).first()
     if case is None:
         raise ToolError(f"Unknown bucket {bucket!r}; use one of: {', '.join(bucket_names(scope))}.")
@@ -444,7 +444,7 @@ def _doc_type(value) -> str:
 
 
 def _case_id(scope: AgentScope, value) -> int:
-    cases = scope.cases()
+    cases = scope.known_cases()
     pk = value if isinstance(value, int) and not isinstance(value, bool) else None
     found = (
         (cases.filter(pk=pk) if pk else cases.filter(name__iexact=str(value).strip()))

@@ -4,12 +4,15 @@ passages follow at once, cached answers are invalidated, roles and tenants are e
 from __future__ import annotations
 
 import pytest
+from rest_framework.test import APIClient
 
 from rag import selectors
 from rag.models import Chunk, TitleSource
 from rag.services import case_create
+from tenants.models import Role
 from tests.api.conftest_docs import *  # noqa: F403  (fixtures)
 from tests.api.conftest_docs import DOCUMENTS
+from tests.factories import MembershipFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -81,13 +84,22 @@ def test_bad_values_are_400_and_change_nothing(case, member_client, queued_docum
     assert (document.title, document.doc_type, document.metadata) == ("Kept", "other", {})
 
 
-def test_only_an_admin_may_lower_a_confidential_document(case, member_client, admin_client, queued_document):
+def test_only_an_admin_may_lower_a_confidential_document(
+    tenant, case, member_client, admin_client, queued_document
+):
     document = queued_document(case, sensitivity="confidential")
-    refused = member_client.patch(_url(document), {"sensitivity": "internal"}, format="json")
-    assert (refused.status_code, refused.json()["error_type"]) == (403, "PermissionDenied")
+    reader = MembershipFactory(tenant=tenant, role=Role.MEMBER).user
+    document.confidential_readers.add(reader)
+    listed = APIClient()
+    listed.force_login(reader)
+    for client in (member_client, listed):
+        refused = client.patch(_url(document), {"sensitivity": "internal"}, format="json")
+        assert (refused.status_code, refused.json()["error_type"]) == (403, "PermissionDenied")
     document.refresh_from_db()
     assert document.sensitivity == "confidential"
-    assert member_client.patch(_url(document), {"title": "Renamed"}, format="json").status_code == 200
+    # A member who may read it may rename it; one who may not, may not (a member's key reads none).
+    assert listed.patch(_url(document), {"title": "Renamed"}, format="json").status_code == 200
+    assert member_client.patch(_url(document), {"title": "Again"}, format="json").status_code == 403
     allowed = admin_client.patch(_url(document), {"sensitivity": "internal"}, format="json")
     assert (allowed.status_code, allowed.json()["sensitivity"]) == (200, "internal")
 

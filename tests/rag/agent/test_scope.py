@@ -44,7 +44,10 @@ def documents_shown(result) -> set[int]:
 
 
 def test_there_is_a_look_alike_test_for_every_kind_of_filter():
-    assert set(SCOPE_KINDS) == {field.name for field in dataclasses.fields(SearchFilters)}
+    # `visibility` is the reader's, never a request's: agentic mode is probed against it in
+    # tests/security/test_ethical_walls.py and tests/rag/pipeline/test_security.py.
+    fields = {field.name for field in dataclasses.fields(SearchFilters)} - {"visibility"}
+    assert set(SCOPE_KINDS) == fields
 
 
 def test_without_a_scope_the_look_alike_named_in_the_question_answers(tenant, case, ingest_text):

@@ -6,7 +6,7 @@ import pytest
 
 from rag.models import Sensitivity
 from rag.retrieval.filters import SearchFilters
-from rag.retrieval.service import REDACTED, Reader, retrieve
+from rag.retrieval.service import Reader, retrieve
 from ragsite.exceptions import ConfigurationError, InvalidQuery
 from tenants.models import Role
 from tests.factories import UserFactory
