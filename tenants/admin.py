@@ -29,6 +29,9 @@ class MembershipAdmin(admin.ModelAdmin):
     autocomplete_fields = ["user", "tenant"]
 
 
+PROVENANCE = ["created_by", "created_by_key", "created_via"]
+
+
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
     list_display = ["name", "tenant", "masked", "role", "created_at", "last_used_at", "revoked_at"]
@@ -39,12 +42,12 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def get_fields(self, request, obj=None):
         if obj is None:
             return ["tenant", "name", "role"]
-        return ["tenant", "name", "role", "masked", "created_by", "created_at", "last_used_at", "revoked_at"]
+        return ["tenant", "name", "role", "masked", *PROVENANCE, "created_at", "last_used_at", "revoked_at"]
 
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
             return []
-        return ["tenant", "masked", "created_by", "created_at", "last_used_at", "revoked_at"]
+        return ["tenant", "masked", *PROVENANCE, "created_at", "last_used_at", "revoked_at"]
 
     @admin.display(description="Key")
     def masked(self, obj):
@@ -54,7 +57,11 @@ class ApiKeyAdmin(admin.ModelAdmin):
         if change:
             return super().save_model(request, obj, form, change)
         api_key, raw_key = services.api_key_create(
-            tenant=obj.tenant, name=obj.name, role=obj.role, created_by=request.user
+            tenant=obj.tenant,
+            name=obj.name,
+            role=obj.role,
+            created_by=request.user,
+            created_via="operator admin",
         )
         obj.pk = api_key.pk
         obj.prefix = api_key.prefix

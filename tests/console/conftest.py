@@ -43,7 +43,7 @@ def make_template(tenant, marker: str) -> PromptTemplate:
 
 
 def make_api_key(tenant, marker: str) -> ApiKey:
-    return api_key_create(tenant=tenant, name=f"key {marker}", role=Role.MEMBER)[0]
+    return api_key_create(tenant=tenant, name=f"key {marker}", role=Role.MEMBER, created_via="test")[0]
 
 
 def make_answer_export(tenant, marker: str) -> AnswerExport:
