@@ -30,16 +30,6 @@ SITE = "https://lexrag.example.test"  # SITE_URL in the test settings
 PASSWORD = "correct horse battery staple"
 
 
-@pytest.fixture
-def owner(tenant):
-    return MembershipFactory(tenant=tenant, role=Role.OWNER).user
-
-
-@pytest.fixture
-def admin_user(tenant):
-    return MembershipFactory(tenant=tenant, role=Role.ADMIN).user
-
-
 def invite(tenant, identifier, role=Role.MEMBER, by=None):
     return invitation_create(tenant=tenant, identifier=identifier, role=role, invited_by=by)
 

@@ -18,16 +18,6 @@ KEYS = "/api/v1/tenants/api-keys"
 AUDIT = "/api/v1/rag/admin/audit"
 
 
-@pytest.fixture
-def owner(tenant):
-    return MembershipFactory(tenant=tenant, role=Role.OWNER).user
-
-
-@pytest.fixture
-def firm_admin(tenant):
-    return MembershipFactory(tenant=tenant, role=Role.ADMIN).user
-
-
 def key_client(raw_key: str) -> APIClient:
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Api-Key {raw_key}")
@@ -42,21 +32,21 @@ def session_key(user, name="integration", role=Role.ADMIN) -> tuple[ApiKey, APIC
     return ApiKey.objects.get(pk=body["id"]), key_client(body["key"])
 
 
-def test_every_key_records_who_or_what_made_it(tenant, firm_admin):
-    made_by_person, admin_client = session_key(firm_admin)
+def test_every_key_records_who_or_what_made_it(tenant, admin_user):
+    made_by_person, admin_client = session_key(admin_user)
     assert (made_by_person.created_by, made_by_person.created_by_key, made_by_person.created_via) == (
-        firm_admin,
+        admin_user,
         None,
         "api",
     )
     body = admin_client.post(KEYS, {"name": "made by a key", "role": "viewer"}, format="json").json()
     assert (body["created_by"], body["created_by_key"], body["created_via"]) == (
-        firm_admin.username,
+        admin_user.username,
         made_by_person.prefix,
         "api",
     )
     made_by_key = ApiKey.objects.get(pk=body["id"])
-    assert (made_by_key.created_by, made_by_key.created_by_key) == (firm_admin, made_by_person)
+    assert (made_by_key.created_by, made_by_key.created_by_key) == (admin_user, made_by_person)
     with pytest.raises(ValueError, match="created_via"):
         api_key_create(tenant=tenant, name="anonymous", created_via="")
     with pytest.raises(IntegrityError):
@@ -83,24 +73,24 @@ def test_a_person_cannot_make_a_key_above_their_role_or_in_another_firm(tenant, 
     assert not ApiKey.objects.exists()
 
 
-def test_a_removed_admins_keys_and_the_keys_they_made_are_refused(tenant, owner, firm_admin):
-    _, admin_key = session_key(firm_admin)
+def test_a_removed_admins_keys_and_the_keys_they_made_are_refused(tenant, owner, admin_user):
+    _, admin_key = session_key(admin_user)
     child = admin_key.post(KEYS, {"name": "child", "role": "member"}, format="json").json()
     child_client = key_client(child["key"])
     assert admin_key.get(AUDIT).status_code == 200
-    membership = firm_admin.memberships.get(tenant=tenant)
+    membership = admin_user.memberships.get(tenant=tenant)
     membership_remove(tenant=tenant, membership_id=membership.pk, removed_by=owner)
     for client in (admin_key, child_client):
         for response in (client.get(AUDIT), client.post(KEYS, {"name": "again"}, format="json")):
             assert response.status_code == 401 and response.json()["error_type"] == "AuthenticationFailed"
-    assert ApiKey.objects.filter(tenant=tenant, revoked_at__isnull=True, created_by=firm_admin).count() == 0
+    assert ApiKey.objects.filter(tenant=tenant, revoked_at__isnull=True, created_by=admin_user).count() == 0
 
 
-def test_a_demoted_admins_keys_are_capped_to_their_new_role(tenant, owner, firm_admin):
-    admin_key, admin_client = session_key(firm_admin, role=Role.ADMIN)
-    viewer_key, _ = session_key(firm_admin, name="reader", role=Role.VIEWER)
+def test_a_demoted_admins_keys_are_capped_to_their_new_role(tenant, owner, admin_user):
+    admin_key, admin_client = session_key(admin_user, role=Role.ADMIN)
+    viewer_key, _ = session_key(admin_user, name="reader", role=Role.VIEWER)
     owners_key, _ = session_key(owner, name="owner's", role=Role.ADMIN)
-    membership = firm_admin.memberships.get(tenant=tenant)
+    membership = admin_user.memberships.get(tenant=tenant)
     membership_role_change(tenant=tenant, membership_id=membership.pk, role=Role.MEMBER, changed_by=owner)
     for key in (admin_key, viewer_key, owners_key):
         key.refresh_from_db()

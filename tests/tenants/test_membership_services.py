@@ -15,16 +15,6 @@ from tests.factories import MembershipFactory
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def owner(tenant):
-    return MembershipFactory(tenant=tenant, role=Role.OWNER).user
-
-
-@pytest.fixture
-def admin_user(tenant):
-    return MembershipFactory(tenant=tenant, role=Role.ADMIN).user
-
-
 # --- Change role and remove ---------------------------------------------------------------------
 
 
