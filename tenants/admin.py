@@ -4,7 +4,7 @@ from django.contrib import admin, messages
 from django.utils import timezone
 
 from . import services
-from .models import ApiKey, Membership, Tenant
+from .models import ApiKey, Invitation, Membership, Tenant
 
 
 class MembershipInline(admin.TabularInline):
@@ -71,3 +71,19 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def revoke(self, request, queryset):
         count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
         self.message_user(request, f"Revoked {count} key(s).")
+
+
+@admin.register(Invitation)
+class InvitationAdmin(admin.ModelAdmin):
+    """Every firm's invitations, read-only: the operator sees who was invited where, and the answer."""
+
+    list_display = ["identifier", "tenant", "role", "status", "invited_by", "created_at", "expires_at"]
+    list_filter = ["status", "tenant"]
+    search_fields = ["identifier", "tenant__name"]
+    exclude = ["token_hash"]
+
+    def has_add_permission(self, request):
+        return False  # a firm's admin invites, through tenants.invitations
+
+    def has_change_permission(self, request, obj=None):
+        return False
