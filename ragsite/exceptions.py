@@ -47,6 +47,16 @@ class NoActiveTenant(ApplicationError):
     default_message = "Your account is not a member of any tenant."
 
 
+class TenantChoiceRequired(NoActiveTenant):
+    """A session user of several firms who has not chosen one: the app asks rather than picking
+    one for them (`/accounts/firms/`, or `POST /api/v1/tenants/switch`)."""
+
+    default_message = (
+        "Your account belongs to several firms: choose the one to act for first "
+        "(the firm chooser at /accounts/firms/, or POST /api/v1/tenants/switch)."
+    )
+
+
 class Conflict(ApplicationError):
     status_code = 409
     default_message = "The request conflicts with the current state."

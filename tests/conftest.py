@@ -79,7 +79,7 @@ def make_key_client():
     """make_key_client(tenant, role) -> APIClient authenticating with a fresh key of that tenant."""
 
     def make(tenant, role=Role.MEMBER):
-        _, raw_key = services.api_key_create(tenant=tenant, name=f"{role} key", role=role)
+        _, raw_key = services.api_key_create(tenant=tenant, name=f"{role} key", role=role, created_via="test")
         client = APIClient()
         client.credentials(HTTP_AUTHORIZATION=f"Api-Key {raw_key}")
         client.raw_key = raw_key

@@ -94,6 +94,17 @@ CSP_INLINE_STYLE_PATHS = ["/admin/", "/api/docs/"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "web:cases"
 LOGOUT_REDIRECT_URL = "login"
+# Login throttling (tenants.login_throttle) on every login form: after this many failed attempts
+# within the window, per account or per client address, sign-ins are refused unchecked for the
+# lockout (short, so nobody can lock a partner out for long); 0 switches a limit off.
+LOGIN_THROTTLE_ACCOUNT_FAILURES = env.int("LOGIN_THROTTLE_ACCOUNT_FAILURES", default=5)
+LOGIN_THROTTLE_ADDRESS_FAILURES = env.int("LOGIN_THROTTLE_ADDRESS_FAILURES", default=20)
+LOGIN_THROTTLE_WINDOW_SECONDS = env.int("LOGIN_THROTTLE_WINDOW_SECONDS", default=900)
+LOGIN_THROTTLE_LOCKOUT_SECONDS = env.int("LOGIN_THROTTLE_LOCKOUT_SECONDS", default=300)
+# The address the site is reached at: links in e-mails (invitations) are built from it, never from
+# a request's Host header. The default suits `make run`; production derives https://<first host>.
+SITE_URL = env("SITE_URL", default="http://localhost:8000")
+INVITATION_MAX_AGE_DAYS = env.int("INVITATION_MAX_AGE_DAYS", default=7)
 
 # --- E-mail (invitations of new members) -----------------------------------------------------
 # One URL, e.g. smtp+tls://user:password@mail.example.com:587; the default prints mails to stdout.
