@@ -462,6 +462,30 @@ def _strip_markup(text: str) -> str:
     return _WHITESPACE.sub(" ", text).strip()
 
 
+# --- Pictographs ---------------------------------------------------------------------------------
+
+# Emoji and other symbols carry no words to search for, yet each is a token of its own to the
+# models downstream: a question of 250 "👽" is 250 tokens, past the cross-encoder's window, and once
+# answered 500. A few are kept (a "§" or a "✓" in a question); past `_MAX_PICTOGRAPHS` they are
+# removed from the text searched, with the marks that join or modify them.
+_MAX_PICTOGRAPHS = 16
+_PICTOGRAPH_MARKS = frozenset("\ufe0e\ufe0f\u20e3\u20e0")
+
+
+def _is_pictograph(ch: str) -> bool:
+    return ch in _PICTOGRAPH_MARKS or unicodedata.category(ch) in ("So", "Sk", "Co", "Cn")
+
+
+def _without_pictographs(text: str) -> str:
+    """`text` without its symbols when it has more than `_MAX_PICTOGRAPHS` of them, else as is."""
+    if sum(1 for ch in text if _is_pictograph(ch)) <= _MAX_PICTOGRAPHS:
+        return text
+    return _WHITESPACE.sub(" ", "".join(" " if _is_pictograph(ch) else ch for ch in text)).strip()
+
+
+_HAS_WORD = re.compile(r"[^\W_]")
+
+
 # --- Language ------------------------------------------------------------------------------------
 
 # (first code point, last code point, script); letters outside these ranges (and Latin) are ignored.
@@ -590,6 +614,32 @@ def _too_long(length: int, max_length: int) -> InvalidQuery:
     )
 
 
+def _length_checked(query: str, max_length: int) -> str:
+    """`query` cleaned (`clean_text`), or `InvalidQuery` when it is empty or longer than
+    `max_length` characters. A raw text far over the limit is refused before it is even cleaned."""
+    if len(query) > _RAW_LENGTH_FACTOR * max_length:
+        raise _too_long(len(query), max_length)
+    cleaned = clean_text(query)
+    if not cleaned:
+        raise InvalidQuery("The query is empty.", details={"query": "Must contain some text."})
+    if len(cleaned) > max_length:
+        raise _too_long(len(cleaned), max_length)
+    return cleaned
+
+
+def within_length(query, *, max_length: int | None = None) -> bool:
+    """Whether `sanitize` would let `query` past its length check (RAG_MAX_QUERY_LENGTH): scan a
+    question for injections only then, since a longer one is refused anyway (a 2 MB question
+    once cost seconds of scanning before its length was checked)."""
+    if not isinstance(query, str):
+        return False
+    try:
+        _length_checked(query, _limit("RAG_MAX_QUERY_LENGTH", max_length))
+    except InvalidQuery:
+        return False
+    return True
+
+
 def sanitize(
     query,
     *,
@@ -616,14 +666,14 @@ def sanitize(
         raise InvalidQuery("The query must be text.", details={"query": "Must be a string."})
     if options is not None and not isinstance(options, Mapping):
         raise InvalidQuery("The options must be an object.", details={"options": "Must be an object."})
-    if len(query) > _RAW_LENGTH_FACTOR * max_length:
-        raise _too_long(len(query), max_length)
-    cleaned = clean_text(query)
-    if not cleaned:
-        raise InvalidQuery("The query is empty.", details={"query": "Must contain some text."})
-    if len(cleaned) > max_length:
-        raise _too_long(len(cleaned), max_length)
-    token_count = count_tokens(cleaned)
+    cleaned = _length_checked(query, max_length)
+    searched = _without_pictographs(cleaned)
+    if searched != cleaned and not _HAS_WORD.search(searched):
+        raise InvalidQuery(
+            "The query has no words to search for.",
+            details={"query": "Must contain some words, not only symbols or emoji."},
+        )
+    token_count = count_tokens(searched)
     if token_count > max_tokens:
         raise InvalidQuery(
             f"The query is {token_count} tokens long; the limit is {max_tokens}.",
@@ -635,7 +685,7 @@ def sanitize(
         )
 
     patterns = tuple(injection_findings(query)) if detect else ()
-    sanitized = cleaned
+    sanitized = searched
     if patterns:
         logger.warning(
             "Prompt injection patterns %s in a query of %d characters (policy %s)",
@@ -651,13 +701,13 @@ def sanitize(
         )
         if policy == "reject":
             raise PromptInjectionDetected(details={"patterns": list(patterns)})
-        sanitized = _strip_markup(cleaned)
+        sanitized = _strip_markup(searched)
         if not sanitized:
             raise PromptInjectionDetected(
                 "Nothing is left of the query once its markup is removed.",
                 details={"patterns": list(patterns)},
             )
-        if sanitized != cleaned:
+        if sanitized != searched:
             token_count = count_tokens(sanitized)
     return SanitizedInput(
         original_query=query,
