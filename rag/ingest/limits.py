@@ -67,7 +67,7 @@ def passages_check(*, tenant: Tenant, passages: int) -> None:
     limit = tenant.limit("max_passages_per_document")
     if limit and passages > limit:
         raise DocumentTooLarge(
-            f"The document makes more than {limit:,} passages, the limit per document "
-            "(RAG_MAX_PASSAGES_PER_DOCUMENT). Split it into smaller files.",
+            f"The document makes more than {limit:,} passages; the limit is {limit:,} passages per "
+            "document (RAG_MAX_PASSAGES_PER_DOCUMENT). Split it into smaller files.",
             details={"limit": "max_passages_per_document", "allowed": limit},
         )

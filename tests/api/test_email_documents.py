@@ -16,7 +16,6 @@ from django.test import Client, override_settings
 from rag import selectors
 from rag.ingest import service
 from rag.models import Chunk, Document, DocumentStatus, TitleSource
-from ragsite import exceptions as errors
 from tenants.models import Role
 from tests.api.conftest_docs import *  # noqa: F403  (fixtures)
 from tests.api.conftest_docs import CASES, DOCUMENTS, stored_files
