@@ -34,8 +34,9 @@ def worker_command(pool: str, *, loglevel: str = "INFO") -> list[str]:
         f"--queues={','.join(worker_queues(pool))}",
         f"--concurrency={concurrency}",
         f"--loglevel={loglevel}",
-        # Two workers on one host need distinct names (the default is celery@<host> for both).
-        f"--hostname={pool}-%i@%h",
+        # Workers on one host need distinct names (the default is celery@<host> for all of them):
+        # the pool and this process's pid (`serve`'s, or the worker's own once `worker` execs it).
+        f"--hostname={pool}-{os.getpid()}@%h",
     ]
 
 
