@@ -131,7 +131,7 @@ def celery_worker(redis_url, transactional_db):
             "--pool=solo",
             "--loglevel=WARNING",
             "-Q",
-            queue,
+            f"{queue},{queue}.query",  # ingestion and upkeep; query jobs (ragsite.celery.route_task)
             "--without-gossip",
             "--without-mingle",
             "--without-heartbeat",
@@ -151,4 +151,4 @@ def celery_worker(redis_url, transactional_db):
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             proc.kill()
-        redis.Redis.from_url(redis_url).delete(queue)  # drop anything a failed test left queued
+        redis.Redis.from_url(redis_url).delete(queue, f"{queue}.query")  # what a failed test left queued
