@@ -92,10 +92,9 @@ def test_an_email_and_its_attachments_become_ready_documents_linked_to_it(case, 
         "Attachments:\n- contract.pdf\n- notes.txt\n- budget.xlsx (not indexed: unsupported type)\n"
         "- Original offer.eml"
     )
-    assert (email.title, email.title_source) == (
-        "Draft share purchase agreement — Alice Smith, 2025-03-04",
-        TitleSource.TEXT,
-    )
+    # Confidential: titled by its file name; the subject's title is kept for its readers (#33).
+    assert (email.title, email.title_source) == ("mail", TitleSource.FILE_NAME)
+    assert email.text_title == "Draft share purchase agreement — Alice Smith, 2025-03-04"
     assert email.document_date == date(2025, 3, 4)
     assert (pdf.document_date, pdf.doc_type) == (None, "other")  # the attachment's own, not the e-mail's
     assert notes.text == NOTE.decode()
