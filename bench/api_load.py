@@ -76,7 +76,9 @@ def prepare() -> str:
     summary = demo.demo_documents_load(tenant=tenant, report=lambda line: print(line, flush=True))
     if summary.failed:
         raise SystemExit("demo documents failed to load")
-    _, key = services.api_key_create(tenant=tenant, name="api_load benchmark", role=Role.VIEWER)
+    _, key = services.api_key_create(
+        tenant=tenant, name="api_load benchmark", role=Role.VIEWER, created_via="bench"
+    )
     return key
 
 

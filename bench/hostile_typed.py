@@ -16,6 +16,7 @@ and form, and false positives on the ordinary legal questions.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 from collections import defaultdict
@@ -30,6 +31,7 @@ _DEV_CANDIDATES = [
 ]
 DEFAULT_DEV = next((path for path in _DEV_CANDIDATES if path.exists()), _DEV_CANDIDATES[0])
 DEFAULT_QUESTIONS = REPO_ROOT / "tests" / "security" / "legal_questions.json"
+DEFAULT_NATURAL = DEFAULT_DEV.parent.parent / "natural" / "dev.json"  # ordinary questions (issue #33)
 FORMS = ("full", "first", "last")
 
 
@@ -43,21 +45,28 @@ def read_direct_prompts(path: Path) -> list[dict]:
     return [row for row in rows if row["kind"] == "direct"]
 
 
+def half(prompt: dict) -> str:
+    """ "A" or "B": a fixed split of the prompts in two, for cross-validation (issue #33: rules
+    written from one half's misses are measured on the other)."""
+    digest = hashlib.sha1(f"{prompt['source']}{prompt['ref']}".encode()).hexdigest()  # noqa: S324
+    return "AB"[int(digest, 16) % 2]
+
+
 def measure(prompts: list[dict], questions: list[str], limit: int) -> tuple[dict, list[str]]:
-    """Per source: prompt count and flagged count per form and in all forms; the legal questions
-    flagged, with their findings."""
+    """Per source and per half: prompt count and flagged count per form and in all forms; the
+    ordinary questions flagged, with their findings."""
     from rag.pipeline.sanitize import injection_findings
 
     table: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for prompt in prompts:
-        row = table[prompt["source"]]
-        row["n"] += 1
         flagged = {
             form: bool(injection_findings(text)) for form, text in _forms(prompt["text"], limit).items()
         }
-        for form, hit in flagged.items():
-            row[form] += hit
-        row["all"] += all(flagged.values())
+        for row in (table[prompt["source"]], table[f"half {half(prompt)}"]):
+            row["n"] += 1
+            for form, hit in flagged.items():
+                row[form] += hit
+            row["all"] += all(flagged.values())
     false_positives = [
         f"{question}  {injection_findings(question)}"
         for question in questions
@@ -74,12 +83,22 @@ def render(table: dict, false_positives: list[str], n_questions: int, limit: int
     ]
     total: dict[str, int] = defaultdict(int)
     for source, row in sorted(table.items()):
+        if source.startswith("half "):
+            continue
         for key, value in row.items():
             total[key] += value
         lines.append(_row(source, row))
     lines.append(_row("**all direct prompts**", total))
+    lines.extend(
+        _row(f"cross-validation {name}", row)
+        for name, row in sorted(table.items())
+        if name.startswith("half ")
+    )
     lines.append("")
-    lines.append(f"Ordinary legal questions flagged: {len(false_positives)} of {n_questions}")
+    lines.append(
+        "Ordinary questions flagged (legal questions and natural dev questions): "
+        f"{len(false_positives)} of {n_questions}"
+    )
     lines.extend(f"  - {line}" for line in false_positives)
     return "\n".join(lines)
 
@@ -101,11 +120,20 @@ def main() -> None:
     parser.add_argument(
         "--limit", type=int, default=500, help="characters kept from either end (query limit)"
     )
+    parser.add_argument(
+        "--natural",
+        type=Path,
+        default=DEFAULT_NATURAL,
+        help="natural-question dev split (JSON), its questions",
+    )
     parser.add_argument("--out", type=Path, help="also write the table here")
     args = parser.parse_args()
     setup_django()
     prompts = read_direct_prompts(args.dev)
     questions = json.loads(args.questions.read_text(encoding="utf-8"))["questions"]
+    if args.natural.exists():
+        natural = json.loads(args.natural.read_text(encoding="utf-8"))["questions"]
+        questions += [case["question"] for case in natural]
     table, false_positives = measure(prompts, questions, args.limit)
     report = render(table, false_positives, len(questions), args.limit)
     print(report)

@@ -183,7 +183,9 @@ def prepare() -> tuple[str, int]:
     if summary.failed:
         raise SystemExit("demo documents failed to load")
     case = rag_services.case_get_or_create(tenant=tenant, name=f"Soak run {time.strftime('%Y%m%d-%H%M%S')}")
-    _, key = services.api_key_create(tenant=tenant, name="soak benchmark", role=Role.MEMBER)
+    _, key = services.api_key_create(
+        tenant=tenant, name="soak benchmark", role=Role.MEMBER, created_via="bench"
+    )
     return key, case.pk
 
 

@@ -305,10 +305,18 @@ class ConsoleApiKeyAdmin(TenantScopedAdmin):
     list_display = ["name", "masked", "role", "created_at", "last_used_at", "revoked_at"]
     search_fields = ["name", "prefix"]
     actions = ["revoke"]
-    readonly_fields = ["masked", "created_by", "created_at", "last_used_at", "revoked_at"]
+    readonly_fields = [
+        "masked",
+        "created_by",
+        "created_by_key",
+        "created_via",
+        "created_at",
+        "last_used_at",
+        "revoked_at",
+    ]
 
     def tenant_queryset(self, request):
-        return api_key_list(tenant=self.active_tenant(request)).select_related("created_by")
+        return api_key_list(tenant=self.active_tenant(request)).select_related("created_by", "created_by_key")
 
     def get_fields(self, request, obj=None):
         return ["name", "role"] if obj is None else ["name", "role", *self.readonly_fields]
@@ -327,8 +335,13 @@ class ConsoleApiKeyAdmin(TenantScopedAdmin):
         return f"lx_{obj.prefix}_…"
 
     def save_model(self, request, obj, form, change):
+        # The console is for admins and owners, and a key is at most admin: never above its maker.
         api_key, raw_key = tenant_services.api_key_create(
-            tenant=self.active_tenant(request), name=obj.name, role=obj.role, created_by=request.user
+            tenant=self.active_tenant(request),
+            name=obj.name,
+            role=obj.role,
+            created_by=request.user,
+            created_via="console",
         )
         obj.pk, obj.prefix, obj.tenant = api_key.pk, api_key.prefix, api_key.tenant
         messages.warning(request, f"Copy this key now; it will not be shown again: {raw_key}")

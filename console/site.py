@@ -18,9 +18,10 @@ from django.contrib.admin import AdminSite
 from django.contrib.auth.forms import AuthenticationForm
 from django.urls import NoReverseMatch, reverse
 
-from ragsite.exceptions import NoActiveTenant
+from ragsite.exceptions import NoActiveTenant, TenantChoiceRequired
 from tenants import selectors as tenant_selectors
 from tenants import services as tenant_services
+from tenants.login_throttle import ThrottledLoginMixin
 from tenants.models import Role
 
 from .pages import SitePagesMixin
@@ -31,6 +32,10 @@ REFUSED_MESSAGE = (
     "ask an admin of your firm, or switch to a firm where you are an admin."
 )
 NO_TENANT_MESSAGE = "You are not a member of any firm, so there is no firm admin console for you."
+CHOOSE_TENANT_MESSAGE = (
+    "You belong to several firms: choose the firm to work in on your firms page (/accounts/firms/) "
+    "first, then open the firm admin console."
+)
 
 
 def console_credential(request) -> tenant_services.TenantCredential | None:
@@ -39,34 +44,43 @@ def console_credential(request) -> tenant_services.TenantCredential | None:
     if not hasattr(request, "_console_credential"):
         try:
             credential = tenant_services.session_credential(user=request.user, session=request.session)
-        except NoActiveTenant:
+        except NoActiveTenant as exc:
             credential = None
+            request._console_choice_required = isinstance(exc, TenantChoiceRequired)
         request._console_credential = credential
     return request._console_credential
 
 
-def refusal_reason(credential) -> str | None:
-    """Why this credential may not use the console, or None when it may."""
+def refusal_reason(credential, *, choice_required: bool = False) -> str | None:
+    """Why this credential may not use the console, or None when it may (`choice_required`: the
+    user belongs to several firms and has chosen none)."""
     if credential is None:
-        return NO_TENANT_MESSAGE
+        return CHOOSE_TENANT_MESSAGE if choice_required else NO_TENANT_MESSAGE
     if not credential.has_role(MINIMUM_ROLE):
         return REFUSED_MESSAGE.format(tenant=credential.tenant.name, role=credential.role)
     return None
 
 
-class ConsoleLoginForm(AuthenticationForm):
-    """The usual username and password; refuses, with the reason, a user who is not an admin of
-    the tenant they would act for."""
+def console_refusal(request) -> str | None:
+    """Why the request's user may not use the console, or None when they may."""
+    credential = console_credential(request)
+    return refusal_reason(credential, choice_required=getattr(request, "_console_choice_required", False))
+
+
+class ConsoleLoginForm(ThrottledLoginMixin, AuthenticationForm):
+    """The usual username and password (throttled like every login form); refuses, with the
+    reason, a user who is not an admin of the tenant they would act for."""
 
     def confirm_login_allowed(self, user):
         super().confirm_login_allowed(user)
         request, previous_user = self.request, self.request.user
         request.user = user  # session_credential reads the user's memberships
         try:
-            reason = refusal_reason(console_credential(request))
+            reason = console_refusal(request)
         finally:
             request.user = previous_user
             del request._console_credential  # asked again once logged in
+            request.__dict__.pop("_console_choice_required", None)
         if reason:
             raise forms.ValidationError(reason, code="not_firm_admin")
 
@@ -100,14 +114,14 @@ class TenantAdminSite(SitePagesMixin, AdminSite):
         user = request.user
         if not (user.is_active and user.is_authenticated):
             return False
-        return refusal_reason(console_credential(request)) is None
+        return console_refusal(request) is None
 
     def each_context(self, request):
         context = super().each_context(request)
         credential = console_credential(request) if request.user.is_authenticated else None
         context["console_tenant"] = credential.tenant if credential else None
         context["console_role"] = credential.role if credential else None
-        context["console_refusal"] = refusal_reason(credential) if request.user.is_authenticated else None
+        context["console_refusal"] = console_refusal(request) if request.user.is_authenticated else None
         # The header's firm switcher (templates/admin/base_site.html): every firm of the user.
         context["console_memberships"] = (
             list(tenant_selectors.membership_list_for_user(user=request.user)) if credential else []

@@ -24,9 +24,16 @@ TRANSIENT = (OperationalError, InterfaceError)
 
 
 _INGEST_RETRIES = dict(autoretry_for=TRANSIENT, retry_backoff=2, retry_backoff_max=60, max_retries=5)
+# One document holds a worker process at most this long: past the soft limit the run is interrupted
+# and the document fails with IngestTimeout (service.document_ingest); the hard limit kills a run
+# that does not stop (the recovery bookkeeping then counts it as a lost attempt).
+_INGEST_LIMITS = dict(
+    soft_time_limit=settings.RAG_INGEST_TIME_LIMIT or None,
+    time_limit=(settings.RAG_INGEST_TIME_LIMIT + settings.RAG_INGEST_HARD_LIMIT_MARGIN_SECONDS) or None,
+)
 
 
-@shared_task(bind=True, name="rag.ingest_document", **_INGEST_RETRIES)
+@shared_task(bind=True, name="rag.ingest_document", **_INGEST_RETRIES, **_INGEST_LIMITS)
 def ingest_document(self, document_id: int, tenant_id: int) -> str:
     """Extract, chunk, embed and index one document (progress is written on the document).
 
@@ -37,7 +44,7 @@ def ingest_document(self, document_id: int, tenant_id: int) -> str:
     return _ingest_run(self, Tenant.objects.get(pk=tenant_id), document_id)
 
 
-@shared_task(bind=True, name="rag.ingest_next", **_INGEST_RETRIES)
+@shared_task(bind=True, name="rag.ingest_next", **_INGEST_RETRIES, **_INGEST_LIMITS)
 def ingest_next(self) -> str:
     """One turn of the fair ingestion queue (rag.ingest.queue): ingest the queued document whose
     tenant's turn it is; "idle" if none is queued.

@@ -15,6 +15,35 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 
+# Tasks sent to the query jobs' queue; everything else goes to the default queue (ingestion, upkeep).
+QUERY_TASKS = frozenset({"rag.run_query_job"})
+QUERY_QUEUE_SUFFIX = ".query"
+
+
+def query_queue() -> str:
+    """The query jobs' queue: the default queue's name (one per checkout or deployment, see
+    CELERY_TASK_DEFAULT_QUEUE) + ".query" (settings.RAG_QUERY_QUEUE unless the default queue was
+    changed at run time, as the tests' worker does)."""
+    return f"{app.conf.task_default_queue}{QUERY_QUEUE_SUFFIX}"
+
+
+def route_task(name, args, kwargs, options, task=None, **_kw):
+    """Celery router (CELERY_TASK_ROUTES): query jobs to `query_queue()`, so they never wait
+    behind an ingestion in the default queue; None (the default queue) for the rest."""
+    return {"queue": query_queue()} if name in QUERY_TASKS else None
+
+
+def worker_queues(pool: str) -> list[str]:
+    """Queues a worker of `pool` consumes: "ingest" the default queue, "query" the query jobs'
+    queue, "all" both (one worker for everything, as before the pools were split)."""
+    pools = {
+        "ingest": [app.conf.task_default_queue],
+        "query": [query_queue()],
+        "all": [app.conf.task_default_queue, query_queue()],
+    }
+    return pools[pool]
+
+
 @app.task(name="ragsite.ping")
 def ping() -> str:
     """Round trip through the broker and a worker; used by tests and operators."""

@@ -47,6 +47,16 @@ class NoActiveTenant(ApplicationError):
     default_message = "Your account is not a member of any tenant."
 
 
+class TenantChoiceRequired(NoActiveTenant):
+    """A session user of several firms who has not chosen one: the app asks rather than picking
+    one for them (`/accounts/firms/`, or `POST /api/v1/tenants/switch`)."""
+
+    default_message = (
+        "Your account belongs to several firms: choose the one to act for first "
+        "(the firm chooser at /accounts/firms/, or POST /api/v1/tenants/switch)."
+    )
+
+
 class Conflict(ApplicationError):
     status_code = 409
     default_message = "The request conflicts with the current state."
@@ -188,3 +198,17 @@ class MailUnavailable(ApplicationError):
 
     status_code = 503
     default_message = "The e-mail could not be sent. Please try again."
+
+
+class EmailTooComplex(DocumentTooComplex):
+    """An e-mail has more MIME parts (RAG_EMAIL_MAX_PARTS) or deeper multipart nesting
+    (RAG_EMAIL_MAX_NESTING) than is parsed."""
+
+    default_message = "The e-mail has too many parts or too deeply nested parts to process safely."
+
+
+class IngestTimeout(ApplicationError):
+    """A document's ingestion ran past RAG_INGEST_TIME_LIMIT (recorded on the document)."""
+
+    status_code = 504
+    default_message = "The document took too long to index."

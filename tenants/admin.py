@@ -4,7 +4,7 @@ from django.contrib import admin, messages
 from django.utils import timezone
 
 from . import services
-from .models import ApiKey, Membership, Tenant
+from .models import ApiKey, Invitation, Membership, Tenant
 
 
 class MembershipInline(admin.TabularInline):
@@ -29,6 +29,9 @@ class MembershipAdmin(admin.ModelAdmin):
     autocomplete_fields = ["user", "tenant"]
 
 
+PROVENANCE = ["created_by", "created_by_key", "created_via"]
+
+
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
     list_display = ["name", "tenant", "masked", "role", "created_at", "last_used_at", "revoked_at"]
@@ -39,12 +42,12 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def get_fields(self, request, obj=None):
         if obj is None:
             return ["tenant", "name", "role"]
-        return ["tenant", "name", "role", "masked", "created_by", "created_at", "last_used_at", "revoked_at"]
+        return ["tenant", "name", "role", "masked", *PROVENANCE, "created_at", "last_used_at", "revoked_at"]
 
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
             return []
-        return ["tenant", "masked", "created_by", "created_at", "last_used_at", "revoked_at"]
+        return ["tenant", "masked", *PROVENANCE, "created_at", "last_used_at", "revoked_at"]
 
     @admin.display(description="Key")
     def masked(self, obj):
@@ -54,7 +57,11 @@ class ApiKeyAdmin(admin.ModelAdmin):
         if change:
             return super().save_model(request, obj, form, change)
         api_key, raw_key = services.api_key_create(
-            tenant=obj.tenant, name=obj.name, role=obj.role, created_by=request.user
+            tenant=obj.tenant,
+            name=obj.name,
+            role=obj.role,
+            created_by=request.user,
+            created_via="operator admin",
         )
         obj.pk = api_key.pk
         obj.prefix = api_key.prefix
@@ -64,3 +71,19 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def revoke(self, request, queryset):
         count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
         self.message_user(request, f"Revoked {count} key(s).")
+
+
+@admin.register(Invitation)
+class InvitationAdmin(admin.ModelAdmin):
+    """Every firm's invitations, read-only: the operator sees who was invited where, and the answer."""
+
+    list_display = ["identifier", "tenant", "role", "status", "invited_by", "created_at", "expires_at"]
+    list_filter = ["status", "tenant"]
+    search_fields = ["identifier", "tenant__name"]
+    exclude = ["token_hash"]
+
+    def has_add_permission(self, request):
+        return False  # a firm's admin invites, through tenants.invitations
+
+    def has_change_permission(self, request, obj=None):
+        return False

@@ -83,6 +83,9 @@ class ApiKeyOutputSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     last_used_at = serializers.DateTimeField(allow_null=True)
     revoked_at = serializers.DateTimeField(allow_null=True)
+    created_by = serializers.CharField(source="created_by.get_username", allow_null=True, default=None)
+    created_by_key = serializers.CharField(source="created_by_key.prefix", allow_null=True, default=None)
+    created_via = serializers.CharField()
 
 
 class ApiKeyCreatedSerializer(ApiKeyOutputSerializer):
@@ -100,16 +103,20 @@ class ApiKeyListCreateApi(TenantApiView):
 
     @extend_schema(responses=ApiKeyOutputSerializer(many=True))
     def get(self, request):
-        keys = selectors.api_key_list(tenant=self.tenant)
+        keys = selectors.api_key_list(tenant=self.tenant).select_related("created_by", "created_by_key")
         return Response(ApiKeyOutputSerializer(keys, many=True).data)
 
     @extend_schema(request=InputSerializer, responses={201: ApiKeyCreatedSerializer})
     def post(self, request):
         payload = self.InputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        creator = request.user if request.user.pk else None
+        # Made by a person (session) or by a key, which it cannot outrank (the service checks).
         api_key, raw_key = services.api_key_create(
-            tenant=self.tenant, created_by=creator, **payload.validated_data
+            tenant=self.tenant,
+            created_via="api",
+            created_by=request.user if request.user.pk else None,
+            created_by_key=self.credential.api_key,
+            **payload.validated_data,
         )
         api_key.key = raw_key
         return Response(ApiKeyCreatedSerializer(api_key).data, status=status.HTTP_201_CREATED)

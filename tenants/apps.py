@@ -6,4 +6,4 @@ class TenantsConfig(AppConfig):
     verbose_name = "Tenants"
 
     def ready(self):
-        from . import schema  # noqa: F401  (registers the OpenAPI auth extensions)
+        from . import credentials, schema  # noqa: F401  (keys follow people; OpenAPI auth extensions)

@@ -56,6 +56,9 @@ class TenantSessionAuthentication(SessionAuthentication):
         user = result[0]
         try:
             credential = services.session_credential(user=user, session=request._request.session)
-        except NoActiveTenant:
-            credential = None  # authenticated, but HasTenant will refuse tenant-scoped endpoints
+        except NoActiveTenant as exc:
+            # Authenticated, but HasTenant refuses tenant-scoped endpoints with this reason (no
+            # firm, or several and none chosen).
+            credential = None
+            request._request.no_tenant_reason = exc
         return user, credential

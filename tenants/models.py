@@ -126,8 +126,17 @@ class ApiKey(TenantOwned):
     prefix = models.CharField(max_length=API_KEY_PREFIX_LENGTH, unique=True, validators=[_prefix_validator])
     hashed_secret = models.CharField(max_length=64)
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+    # Provenance: the person accountable for the key (for a key made with a key, that key's
+    # person), the key it was made with, and the channel. Removing or demoting that person revokes
+    # or caps the key (tenants.credentials); `created_via` is never blank for a new key.
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_by_key = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_via = models.CharField(
+        max_length=40, help_text="What made the key: console, api, operator admin, a command."
     )
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
@@ -136,6 +145,9 @@ class ApiKey(TenantOwned):
     class Meta:
         ordering = ["-created_at"]
         verbose_name = "API key"
+        constraints = [
+            models.CheckConstraint(condition=~models.Q(created_via=""), name="api_key_has_provenance")
+        ]
 
     def __str__(self) -> str:
         return f"{self.name} (lx_{self.prefix}_…)"
@@ -161,3 +173,70 @@ class ApiKey(TenantOwned):
             return
         ApiKey.objects.filter(pk=self.pk).update(last_used_at=now)
         self.last_used_at = now
+
+
+class InvitationStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    ACCEPTED = "accepted", "Accepted"
+    DECLINED = "declined", "Declined"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class Invitation(TenantOwned):
+    """An offer to join a tenant with a role, pending until the invitee accepts it (the e-mailed
+    link, or in the app when it names their account). Nothing about the invitee's account is shown
+    to the firm: only the `identifier` its admin typed."""
+
+    identifier = models.CharField(max_length=254, help_text="The username or e-mail address as typed.")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+    # The account the identifier named when the invitation was made (None: an address nobody used,
+    # or one several accounts use; the link then creates or picks the account).
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="invitations"
+    )
+    email = models.EmailField(blank=True, help_text="Where the link was mailed ('' when nowhere).")
+    token_hash = models.CharField(max_length=64, unique=True, editable=False)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    status = models.CharField(
+        max_length=16, choices=InvitationStatus.choices, default=InvitationStatus.PENDING
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    responded_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["tenant", "status"])]
+
+    def __str__(self) -> str:
+        return (
+            f"pending invitation for {self.identifier}"
+            if self.is_open
+            else f"invitation for {self.identifier}"
+        )
+
+    @staticmethod
+    def hash_token(token: str) -> str:
+        """SHA-256 of a link's token (256-bit random, so a fast hash is safe); only this is kept."""
+        return hashlib.sha256(token.encode()).hexdigest()
+
+    @property
+    def is_open(self) -> bool:
+        """Pending and not expired: it can still be accepted."""
+        return self.status == InvitationStatus.PENDING and self.expires_at > timezone.now()
+
+
+class TenantChoice(models.Model):
+    """The firm a user last chose (the switcher, the chooser): a fresh session acts for it, so a
+    login never lands in a firm the user did not pick."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="tenant_choice"
+    )
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    chosen_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.user} last chose {self.tenant}"

@@ -24,7 +24,7 @@ class HasTenant(BasePermission):
             return False  # DRF answers 401 Not Authenticated
         credential = request.auth
         if not isinstance(credential, TenantCredential):
-            raise NoActiveTenant()
+            raise getattr(request._request, "no_tenant_reason", None) or NoActiveTenant()
         minimum = required_role(view, request.method)
         if not credential.has_role(minimum):
             raise PermissionDenied(f"This needs the {minimum} role or higher.")

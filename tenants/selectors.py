@@ -8,11 +8,12 @@ from functools import cache
 
 from django.db import connection
 from django.db.models import Model, QuerySet
+from django.utils import timezone
 
 from ragsite.exceptions import NotFound
 from ragsite.rows import model_from_row, select_columns
 
-from .models import ApiKey, Membership, Tenant, TenantOwned
+from .models import ApiKey, Invitation, InvitationStatus, Membership, Tenant, TenantOwned
 
 
 def owned_list(model: type[TenantOwned], *, tenant: Tenant) -> QuerySet:
@@ -59,6 +60,31 @@ def membership_role_of(*, tenant: Tenant, user) -> str | None:
     if user is None or user.pk is None:
         return None
     return owned_list(Membership, tenant=tenant).filter(user=user).values_list("role", flat=True).first()
+
+
+def invitation_list(*, tenant: Tenant) -> QuerySet[Invitation]:
+    """The tenant's invitations, newest first (the console shows only what its admin typed)."""
+    return owned_list(Invitation, tenant=tenant).select_related("invited_by")
+
+
+def invitation_get(*, tenant: Tenant, invitation_id) -> Invitation:
+    return owned_get(Invitation, tenant=tenant, pk=invitation_id)
+
+
+def invitation_list_for_user(*, user) -> QuerySet[Invitation]:
+    """Open invitations addressed to `user`'s account, in active tenants: the ones they may accept
+    or decline in the app (an invitation naming no account is answered by its link only)."""
+    return Invitation.objects.filter(
+        user=user, status=InvitationStatus.PENDING, expires_at__gt=timezone.now(), tenant__is_active=True
+    ).select_related("tenant", "invited_by")
+
+
+def invitation_get_by_token(*, token: str) -> Invitation | None:
+    """The invitation a link's token opens, or None. Not tenant-scoped: the token names it."""
+    found = Invitation.objects.select_related("tenant", "invited_by").filter(
+        token_hash=Invitation.hash_token(token)
+    )
+    return found.first()
 
 
 def api_key_list(*, tenant: Tenant) -> QuerySet[ApiKey]:

@@ -5,17 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError
-from django.core.validators import validate_email
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
-from ragsite.exceptions import Conflict, InvalidInput, NoActiveTenant, NotFound, PermissionDenied
+from ragsite.exceptions import (
+    Conflict,
+    InvalidInput,
+    NoActiveTenant,
+    NotFound,
+    PermissionDenied,
+    TenantChoiceRequired,
+)
 
 from . import selectors
-from .invitations import invitation_send
-from .models import ApiKey, Membership, Role, Tenant, hash_api_key_secret
+from .models import ApiKey, Membership, Role, Tenant, TenantChoice, hash_api_key_secret
 
 API_KEY_SCHEME = "lx"
 SESSION_TENANT_KEY = "lexrag_active_tenant_id"
@@ -155,109 +158,54 @@ def membership_remove(*, tenant: Tenant, membership_id, removed_by) -> Membershi
     return membership
 
 
-def _invitee(identifier: str):
-    """The account `identifier` names (a username, else an e-mail address), or None for an e-mail
-    address nobody uses yet. An unknown username or a malformed address is an `InvalidInput`."""
-    users = get_user_model().objects
-    user = users.filter(username=identifier).first()
-    if user is not None:
-        return user
-    if "@" not in identifier:
-        raise InvalidInput(
-            f"No account has the username {identifier!r}. To invite someone without an account, "
-            "give their e-mail address.",
-            details={"identifier": "unknown_username"},
-        )
-    try:
-        validate_email(identifier)
-    except ValidationError as exc:
-        raise InvalidInput(
-            f"{identifier!r} is not a valid e-mail address.", details={"identifier": "invalid"}
-        ) from exc
-    matches = list(users.filter(email__iexact=identifier)[:2]) or list(
-        users.filter(username__iexact=identifier)[:2]
-    )
-    if len(matches) > 1:
-        raise InvalidInput(
-            f"Several accounts use {identifier}: invite by username instead.",
-            details={"identifier": "ambiguous"},
-        )
-    return matches[0] if matches else None
-
-
-def membership_invite_check(*, tenant: Tenant, identifier: str, role: str, invited_by):
-    """Raise the error `membership_invite` would raise for these arguments, writing nothing;
-    returns the existing account invited, or None when one would be created."""
-    _valid_role(role)
-    _check_grant(tenant=tenant, role=role, actor_role=_manager_role(tenant=tenant, actor=invited_by))
-    identifier = (identifier or "").strip()
-    if not identifier:
-        raise InvalidInput("Give a username or an e-mail address.", details={"identifier": "required"})
-    user = _invitee(identifier)
-    if user is None:
-        return None
-    if not user.is_active:
-        raise InvalidInput(
-            f"The account {user.get_username()} is deactivated; ask the platform operator.",
-            details={"identifier": "inactive"},
-        )
-    current = selectors.membership_role_of(tenant=tenant, user=user)
-    if current is not None:
-        raise Conflict(
-            f"{user.get_username()} is already a member of {tenant.name}, as {current}.",
-            details={"identifier": "already_member", "role": current},
-        )
-    return user
-
-
 @transaction.atomic
-def membership_invite(
-    *, tenant: Tenant, identifier: str, role: str, invited_by, base_url: str
-) -> tuple[Membership, bool]:
-    """Make the account named by `identifier` (username or e-mail) a member of `tenant` with `role`.
-
-    An e-mail address nobody uses gets a new account with no usable password, and an invitation
-    e-mail with a link (absolute, from `base_url`) to set one; so does an existing account that has
-    never set its password (invited by another firm). Returns the membership and whether a mail was
-    sent. Errors: `PermissionDenied` (not an admin here, or granting owner without being one),
-    `InvalidInput` (unknown username, bad address or role), `Conflict` (already a member, with
-    their role), `MailUnavailable` (nothing is kept)."""
-    identifier = (identifier or "").strip()
-    user = membership_invite_check(tenant=tenant, identifier=identifier, role=role, invited_by=invited_by)
-    if user is None:
-        user = get_user_model().objects.create_user(username=identifier.lower(), email=identifier.lower())
-    membership = Membership(tenant=tenant, user=user, role=role)
-    try:
-        with transaction.atomic():
-            membership.save()
-    except IntegrityError as exc:  # invited by someone else a moment ago
-        raise Conflict(f"{user.get_username()} is already a member of {tenant.name}.") from exc
-    mailed = not user.has_usable_password()
-    if mailed:
-        invitation_send(user=user, tenant=tenant, role=role, invited_by=invited_by, base_url=base_url)
-    return membership, mailed
-
-
-def membership_invitation_resend(*, tenant: Tenant, membership_id, sent_by, base_url: str) -> Membership:
-    """Mail the member `membership_id` a fresh invitation link; only while they have not set a
-    password yet (the earlier link expired or was lost)."""
-    _manager_role(tenant=tenant, actor=sent_by)
-    membership = selectors.membership_get_by_id(tenant=tenant, membership_id=membership_id)
-    if membership.user.has_usable_password():
-        raise InvalidInput(
-            f"{membership.user.get_username()} has set their password already: nothing to resend.",
-            details={"membership": "accepted"},
-        )
-    invitation_send(
-        user=membership.user, tenant=tenant, role=membership.role, invited_by=sent_by, base_url=base_url
-    )
+def membership_leave(*, tenant: Tenant, user) -> Membership:
+    """`user` leaves `tenant` of their own accord (any role; the last owner must hand over
+    first). Their keys there are revoked (tenants.credentials); their account stays."""
+    _lock_owners(tenant=tenant)
+    membership = selectors.membership_get(tenant=tenant, user=user)
+    _check_not_last_owner(tenant=tenant, membership=membership)
+    membership.delete()
     return membership
 
 
+def _creator_role(*, tenant: Tenant, created_by, created_by_key: ApiKey | None) -> str | None:
+    """The highest role a key made by this creator may have, or None for no limit (the platform
+    operator, or a command run on the server). `PermissionDenied` for a creator with no say here."""
+    if created_by_key is not None:
+        if created_by_key.tenant_id != tenant.pk or created_by_key.is_revoked:
+            raise PermissionDenied("This key cannot create keys for this firm.")
+        return created_by_key.role
+    if created_by is None or created_by.is_superuser:
+        return None
+    role = selectors.membership_role_of(tenant=tenant, user=created_by)
+    if role is None:
+        raise PermissionDenied(f"Only a member of {tenant.name} can create its keys.")
+    return role
+
+
 def api_key_create(
-    *, tenant: Tenant, name: str, role: str = Role.MEMBER, created_by=None
+    *,
+    tenant: Tenant,
+    name: str,
+    created_via: str,
+    role: str = Role.MEMBER,
+    created_by=None,
+    created_by_key=None,
 ) -> tuple[ApiKey, str]:
-    """Create a key; returns it with the full key text, which is never retrievable again."""
+    """Create a key; returns it with the full key text, which is never retrievable again.
+
+    Every key records what made it: `created_via` (the channel: "console", "api", "operator admin",
+    a command's name; required), and the person (`created_by`) and/or key (`created_by_key`) when
+    there is one. A key made with a key is accountable to that key's person. The new key's role is
+    at most its creator's (a key's, or the person's in this firm): `PermissionDenied` otherwise."""
+    if not created_via:
+        raise ValueError("api_key_create needs created_via: say what makes the key")
+    ceiling = _creator_role(tenant=tenant, created_by=created_by, created_by_key=created_by_key)
+    if ceiling is not None and Role.rank(_valid_role(role)) > Role.rank(ceiling):
+        raise PermissionDenied(f"A {ceiling} credential cannot create a key with the {role} role.")
+    if created_by_key is not None and created_by is None:
+        created_by = created_by_key.created_by
     prefix, secret = ApiKey.generate()
     api_key = ApiKey(
         tenant=tenant,
@@ -266,6 +214,8 @@ def api_key_create(
         prefix=prefix,
         hashed_secret=hash_api_key_secret(secret),
         created_by=created_by,
+        created_by_key=created_by_key,
+        created_via=created_via,
     )
     api_key.full_clean()
     api_key.save()
@@ -295,27 +245,43 @@ def api_key_authenticate(*, raw_key: str) -> TenantCredential | None:
     return TenantCredential(tenant=api_key.tenant, role=api_key.role, api_key=api_key)
 
 
+def _remember_choice(*, user, tenant: Tenant) -> None:
+    TenantChoice.objects.update_or_create(user=user, defaults={"tenant": tenant})
+
+
 def session_credential(*, user, session) -> TenantCredential:
-    """The tenant a logged-in user acts for: the one chosen in this session if still a member,
-    otherwise their first membership (remembered in the session)."""
+    """The tenant a logged-in user acts for, only ever one they chose: the one chosen in this
+    session if they are still a member; else the firm they last chose (remembered across logins);
+    else their only firm. A user of several firms with no choice gets `TenantChoiceRequired` (the
+    app asks, `/accounts/firms/`), never the first by name; a user of none `NoActiveTenant`."""
     memberships = selectors.membership_list_for_user(user=user)
     chosen = session.get(SESSION_TENANT_KEY)
-    membership = (chosen and memberships.filter(tenant_id=chosen).first()) or memberships.first()
-    if membership is None:
-        raise NoActiveTenant()
+    membership = chosen and memberships.filter(tenant_id=chosen).first()
+    if not membership:
+        remembered = TenantChoice.objects.filter(user=user).values_list("tenant_id", flat=True).first()
+        membership = remembered and memberships.filter(tenant_id=remembered).first()
+    if not membership:
+        only = list(memberships[:2])
+        if not only:
+            raise NoActiveTenant()
+        if len(only) > 1:
+            raise TenantChoiceRequired()
+        membership = only[0]
     if chosen != membership.tenant_id:
         session[SESSION_TENANT_KEY] = membership.tenant_id
     return TenantCredential(tenant=membership.tenant, role=membership.role)
 
 
 def session_tenant_switch(*, user, session, slug: str) -> TenantCredential:
-    """Make `slug` the session's active tenant; only among the user's own memberships."""
+    """Make `slug` the session's active tenant, only among the user's own memberships, and
+    remember it as the firm their next login acts for."""
     if not slug:
         raise InvalidInput("Give the slug of the tenant to switch to.", details={"tenant": "required"})
     membership = selectors.membership_list_for_user(user=user).filter(tenant__slug=slug).first()
     if membership is None:
         raise NotFound("Tenant not found.")
     session[SESSION_TENANT_KEY] = membership.tenant_id
+    _remember_choice(user=user, tenant=membership.tenant)
     return TenantCredential(tenant=membership.tenant, role=membership.role)
 
 

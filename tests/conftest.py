@@ -79,7 +79,7 @@ def make_key_client():
     """make_key_client(tenant, role) -> APIClient authenticating with a fresh key of that tenant."""
 
     def make(tenant, role=Role.MEMBER):
-        _, raw_key = services.api_key_create(tenant=tenant, name=f"{role} key", role=role)
+        _, raw_key = services.api_key_create(tenant=tenant, name=f"{role} key", role=role, created_via="test")
         client = APIClient()
         client.credentials(HTTP_AUTHORIZATION=f"Api-Key {raw_key}")
         client.raw_key = raw_key
@@ -131,7 +131,7 @@ def celery_worker(redis_url, transactional_db):
             "--pool=solo",
             "--loglevel=WARNING",
             "-Q",
-            queue,
+            f"{queue},{queue}.query",  # ingestion and upkeep; query jobs (ragsite.celery.route_task)
             "--without-gossip",
             "--without-mingle",
             "--without-heartbeat",
@@ -151,4 +151,4 @@ def celery_worker(redis_url, transactional_db):
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             proc.kill()
-        redis.Redis.from_url(redis_url).delete(queue)  # drop anything a failed test left queued
+        redis.Redis.from_url(redis_url).delete(queue, f"{queue}.query")  # what a failed test left queued

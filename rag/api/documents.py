@@ -170,7 +170,7 @@ class CaseDocumentsApi(TenantApiView):
             help_text=(
                 "One or more PDF, DOCX, TXT or EML (e-mail) files, or scans (PNG, JPEG, TIFF; read by "
                 "OCR): repeat the field for each. An e-mail's attachments of those types become "
-                "documents of their own."
+                "documents of their own when the e-mail is indexed."
             ),
         )
         title = serializers.CharField(
@@ -238,15 +238,23 @@ class CaseDocumentsApi(TenantApiView):
                 "(judged by its bytes; an Outlook .msg is refused naming .eml as the way); "
                 "details.files names each bad file. Nothing was stored."
             ),
+            422: error_response(
+                "EmailTooComplex: an e-mail has more MIME parts than RAG_EMAIL_MAX_PARTS or more "
+                "levels of nested parts than RAG_EMAIL_MAX_NESTING (details.files names it). Nothing "
+                "was stored."
+            ),
             429: _TOO_MANY_INGEST_JOBS,
         },
         description=(
             "Every file is checked before anything is stored; if one is empty (400), too large (413) "
             "or of another type (415), nothing is stored and `details.files` lists each bad file "
             "(index, filename, error_type, message). The same bytes already in the case return the "
-            "existing document with `duplicate: true`. An e-mail (.eml) is followed by its "
-            "attachments stored as documents of their own (`parent_id` = the e-mail; quotas count "
-            "them too). Ingestion runs in the background: poll `GET /api/v1/rag/documents/{id}`."
+            "existing document with `duplicate: true`. An e-mail (.eml) over RAG_EMAIL_MAX_PARTS MIME "
+            "parts or RAG_EMAIL_MAX_NESTING levels of nesting is refused (422 EmailTooComplex, found "
+            "by a quick scan; nothing stored); the background job parses it and stores its "
+            "attachments as documents of their own (`parent_id` = the e-mail, listed in its "
+            "`attachment_ids`; quotas count them, else the e-mail fails with QuotaExceeded). "
+            "Ingestion runs in the background: poll `GET /api/v1/rag/documents/{id}`."
         ),
         examples=[
             OpenApiExample(
@@ -270,7 +278,7 @@ class CaseDocumentsApi(TenantApiView):
             fields=ingest.DocumentFields(**data),
         )
         documents = []
-        for result in (each for top in results for each in top.with_attachments()):
+        for result in results:
             result.document.duplicate = result.duplicate
             documents.append(result.document)
         body = self.OutputSerializer({"documents": documents}).data

@@ -19,7 +19,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
 from rag.models import AuditStatus, JobStatus, QueryJob
-from rag.pipeline.sanitize import injection_findings
+from rag.pipeline.sanitize import injection_findings, within_length
 from rag.queries import selectors, services
 from rag.queries.caller import Caller
 from rag.queries.withheld import checked_row
@@ -332,8 +332,12 @@ class QueryApi(AnswerShapedErrorsMixin, TenantApiView):
 
     @staticmethod
     def _flagged_as_injection(question) -> bool:
-        detecting = settings.RAG_ENABLE_INJECTION_DETECTION
-        return detecting and isinstance(question, str) and bool(injection_findings(question))
+        """Whether `question` counts against the injection budget. A question the length check
+        refuses is not scanned: the pipeline refuses it before its own scan, and scanning 2 MB
+        first took seconds."""
+        if not settings.RAG_ENABLE_INJECTION_DETECTION or not within_length(question):
+            return False
+        return bool(injection_findings(question))
 
     def _idempotent_sync(self, caller: Caller, question, options: dict, key: str) -> Response:
         job, created = services.query_job_submit(

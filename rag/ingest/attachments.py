@@ -1,24 +1,32 @@
-"""E-mail attachments as documents of their own, split off when the e-mail is uploaded.
+"""E-mail attachments as documents of their own, split off by the worker that ingests the e-mail.
 
-Why at upload rather than in the ingestion job: the request returns the e-mail and every
-attachment document at once, each with its own status, progress and error to follow; the tenant's
-quotas are checked for all of them before anything is stored (all or none, like any upload); and
-the attachments are created in the caller's tenant and case by the caller's request, never by a
-background job working out whose they are. Which attachments become documents is decided by
+Why in the worker rather than in the upload request: finding the attachments means parsing the
+whole message, which for a hostile e-mail (thousands of parts, deep nesting) is seconds of CPU or a
+RecursionError; the upload request only runs a cheap bounded scan (`extract.email_scan`) and reads
+the top-level headers. The worker splits the attachments when it first indexes the e-mail, in the
+same transaction that makes the e-mail ready, so an e-mail that fails leaves no attachment
+documents; each attachment is a queued document of the e-mail's tenant and case (`parent` = the
+e-mail) and is ingested in its own turn. Which attachments become documents is decided by
 `extract.email.email_attachments`, the same rule the e-mail's text lists them by.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import date
+from email.message import EmailMessage
 
 from django.conf import settings
 
+from ragsite.exceptions import ApplicationError
+
 from .. import selectors
-from ..models import DocType, Document
-from .extract.email import email_attachments, email_title, parse, sent_on
+from ..models import Document
+from . import limits
+from .extract.email import EmailAttachment, email_attachments, email_title, parse_headers, sent_on
+
+logger = logging.getLogger(__name__)
 
 
 def email_depth(document: Document) -> int:
@@ -31,54 +39,62 @@ def email_depth(document: Document) -> int:
     return depth
 
 
-def planned(content: bytes, *, depth: int = 0) -> tuple[int, int]:
-    """(documents, bytes) the attachments of the e-mail `content` would add, nested ones included:
-    what the tenant's quotas are checked against before the e-mail is stored (an upper bound, as
-    duplicates count too)."""
-    documents = size = 0
-    for attachment in email_attachments(parse(content), depth=depth):
-        if attachment.kind is None:
-            continue
-        documents, size = documents + 1, size + len(attachment.content)
-        if attachment.kind == "eml":
-            nested = planned(attachment.content, depth=depth + 1)
-            documents, size = documents + nested[0], size + nested[1]
-    return documents, size
-
-
-def attachments_upload(*, email: Document, content: bytes, fields, upload: Callable) -> list:
-    """Upload each indexable attachment of the stored e-mail `email` (its bytes: `content`) with
-    `upload` (`service.document_upload`, which recurses into attached e-mails) as a document of
-    the same case with `parent` = the e-mail; returns their UploadResults.
-
-    An attachment inherits the e-mail's fields except its title, type and date, which are the
-    attachment's own (a contract sent by e-mail is not correspondence). One whose bytes are already
-    in the case is that document, left where it is (`duplicate=True`).
-    """
-    own = replace(fields, title="", doc_type=DocType.OTHER, document_date=None)
-    return [
-        upload(
+def to_split(email: Document, message: EmailMessage) -> list[EmailAttachment]:
+    """The attachments of the e-mail document `email` (parsed: `message`) that become documents.
+    None when it was indexed before (a reindex): they were split then, and one its users deleted
+    stays deleted."""
+    if email.indexed_at is not None:
+        return []
+    indexable = [a for a in email_attachments(message, depth=email_depth(email)) if a.kind is not None]
+    # All or none, like an upload: checked before the e-mail is embedded (QuotaExceeded, 413).
+    if indexable:
+        limits.storage_check(
             tenant=email.tenant,
-            case=email.case,
-            filename=attachment.filename,
-            content=attachment.content,
-            uploaded_by=email.uploaded_by,
-            fields=own,
-            parent=email,
+            new_documents=len(indexable),
+            new_bytes=sum(len(a.content) for a in indexable),
         )
-        for attachment in email_attachments(parse(content), depth=email_depth(email))
-        if attachment.kind is not None
-    ]
+    return indexable
+
+
+def attachments_upload(*, email: Document, found: list[EmailAttachment], upload: Callable, fields) -> list:
+    """Upload each attachment in `found` (from `to_split`) with `upload` (`service.document_upload`)
+    as a document of the e-mail's case with `parent` = the e-mail; returns their UploadResults.
+
+    An attachment inherits the e-mail's `fields` except its title, type and date, which are the
+    attachment's own (a contract sent by e-mail is not correspondence), and the e-mail's
+    confidential readers. One whose bytes are already in the case is that document, left where it
+    is (`duplicate=True`).
+    """
+    readers = list(email.confidential_readers.all())
+    results = []
+    for attachment in found:
+        try:
+            result = upload(
+                tenant=email.tenant,
+                case=email.case,
+                filename=attachment.filename,
+                content=attachment.content,
+                uploaded_by=email.uploaded_by,
+                fields=fields,
+                parent=email,
+            )
+        except ApplicationError as exc:  # e.g. a scan over the OCR bounds: the e-mail is indexed anyway
+            extra = {"document_id": email.pk, "error_type": exc.error_type}
+            logger.warning("attachment not stored", extra=extra)
+            continue
+        results.append(result)
+        if result.created and readers:
+            result.document.confidential_readers.add(*readers)
+    return results
 
 
 def email_described(content: bytes) -> tuple[str, date | None]:
-    """(title, date) an uploaded e-mail states: its subject, sender and day sent, and that day."""
-    message = parse(content)
+    """(title, date) an uploaded e-mail states: its subject, sender and day sent, and that day.
+    Reads the top-level headers only (cheap at any size; the body is parsed by the worker)."""
+    message = parse_headers(content)
     return email_title(message), sent_on(message)
 
 
 def stored_files(results) -> list[str]:
-    """Names of the files stored by these UploadResults and their attachments' (to delete on a
-    rollback)."""
-    everything = (each for result in results for each in result.with_attachments())
-    return [each.document.file.name for each in everything if each.created]
+    """Names of the files stored by these UploadResults (to delete on a rollback)."""
+    return [result.document.file.name for result in results if result.created]

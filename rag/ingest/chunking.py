@@ -140,8 +140,11 @@ def chunk_text(
     sections: Iterable[SectionLike] = (),
     readable: Callable[[str], int] | None = None,
     prefer: Sequence[Sequence[int]] = (),
+    max_chunks: int | None = None,
 ) -> list[ChunkSpan]:
-    """Chunks of `source` (see the module docstring for the rules); [] for blank text.
+    """Chunks of `source` (see the module docstring for the rules); [] for blank text. With
+    `max_chunks`, at most that many: the first ones, cut exactly as without it (the caller tells
+    a text that makes more by getting max_chunks back from a limit of one more than it allows).
 
     `readable(text)` says how many leading characters of a chunk's text the embedding model reads
     (all of them, or fewer for a text longer than its window); a chunk it would not read whole is
@@ -193,7 +196,7 @@ def chunk_text(
                 text=source[start:end],
             )
         )
-        if end >= text_end:
+        if end >= text_end or len(chunks) == max_chunks:
             return chunks
         start, prev_end = _next_start(source, start, end, overlap, prefer), end
 

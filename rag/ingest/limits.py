@@ -62,10 +62,12 @@ def ingest_jobs_check(*, tenant: Tenant, new_jobs: int) -> None:
 
 
 def passages_check(*, tenant: Tenant, passages: int) -> None:
-    """Raise DocumentTooLarge when one document makes more passages than the tenant's limit."""
+    """Raise DocumentTooLarge when one document makes more passages than the tenant's limit
+    (chunking stops at one past it, so `passages` may be no more than that)."""
     limit = tenant.limit("max_passages_per_document")
     if limit and passages > limit:
         raise DocumentTooLarge(
-            f"The document makes {passages:,} passages; the limit is {limit:,} passages per document "
-            "(RAG_MAX_PASSAGES_PER_DOCUMENT). Split it into smaller files."
+            f"The document makes more than {limit:,} passages; the limit is {limit:,} passages per "
+            "document (RAG_MAX_PASSAGES_PER_DOCUMENT). Split it into smaller files.",
+            details={"limit": "max_passages_per_document", "allowed": limit},
         )

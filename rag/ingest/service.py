@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.core.files import File
 from django.core.files.base import ContentFile
@@ -22,7 +23,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from ragsite.exceptions import ApplicationError, EmptyFile, InvalidInput, PayloadTooLarge
+from ragsite.exceptions import ApplicationError, EmptyFile, IngestTimeout, InvalidInput, PayloadTooLarge
 from tenants.models import Tenant
 
 from .. import selectors
@@ -30,8 +31,9 @@ from ..models import Case, Chunk, Document, DocumentStatus, IndexVersion, Sensit
 from ..pipeline.sanitize import injection_findings
 from . import attachments, embedding, limits, queue, scans, titles
 from .chunking import token_estimate
-from .extract import IMAGE_MIMES, detect_kind, extract
-from .extract.email import extract_email
+from .extract import IMAGE_MIMES, TextLimits, detect_kind, extract
+from .extract.email import extract_email_message, mime_limits_check
+from .extract.email import parse as parse_email
 from .normalize import normalize
 from .structure import FIXED, chunk_document
 
@@ -71,13 +73,6 @@ class UploadResult:
     document: Document
     duplicate: bool
     created: bool = False  # this call stored a new file (a duplicate or a retried failure did not)
-    attachments: tuple[UploadResult, ...] = ()  # an e-mail's attachments stored as documents
-
-    def with_attachments(self) -> Iterable[UploadResult]:
-        """This result, then its attachments' (depth first, in upload order)."""
-        yield self
-        for attachment in self.attachments:
-            yield from attachment.with_attachments()
 
 
 @dataclass(frozen=True)
@@ -110,13 +105,16 @@ def _check_size(size: int) -> None:
 
 def upload_check(*, filename: str, content: bytes) -> tuple[str, str]:
     """(kind, mime_type) of an acceptable upload; otherwise PayloadTooLarge (413, over
-    RAG_MAX_UPLOAD_MB), EmptyFile (400), UnsupportedMediaType (415, judged by the bytes) or
-    OCRLimitExceeded (413, an image over the OCR bounds)."""
+    RAG_MAX_UPLOAD_MB), EmptyFile (400), UnsupportedMediaType (415, judged by the bytes),
+    OCRLimitExceeded (413, an image over the OCR bounds) or EmailTooComplex (422, an e-mail over
+    RAG_EMAIL_MAX_PARTS or RAG_EMAIL_MAX_NESTING)."""
     _check_size(len(content))
     if not content:
         raise EmptyFile(f"{_safe_filename(filename)} is empty.")
     kind, mime_type = detect_kind(content, filename)
     scans.upload_scan_check(kind, content)
+    if kind == "eml":  # a bounded scan, not a parse: the worker parses it
+        mime_limits_check(content)
     return kind, mime_type
 
 
@@ -135,9 +133,9 @@ def document_upload(
     is False: the caller then runs `document_ingest` itself, as `manage.py ingest` does).
 
     The same bytes already in this case return the existing document with `duplicate=True`,
-    unless its ingestion failed: uploading it again retries it. A new e-mail's attachments are
-    stored as documents too, attached to it (`attachments`); `parent` is the e-mail this file came
-    with.
+    unless its ingestion failed: uploading it again retries it. An e-mail's attachments are stored
+    as documents by the worker that ingests it (`attachments`); `parent` is the e-mail this file
+    came with.
     """
     if case.tenant_id != tenant.pk:
         raise InvalidInput("The case does not belong to this tenant.")
@@ -179,40 +177,24 @@ def document_upload(
         stage="queued",
     )
     document.full_clean(exclude=["file"])
-    attached: list[UploadResult] = []
     try:
         with transaction.atomic():
             document.file.save(f"upload.{kind}", ContentFile(content), save=False)
             document.save()
             if enqueue:
                 transaction.on_commit(lambda: ingest_enqueue(document))
-            if kind == "eml":
-                _attachments_upload(document, content, fields, enqueue, attached)
     except IntegrityError:
         # Another upload of the same bytes won the race; it is the document.
-        _delete_stored_files([document.file.name, *attachments.stored_files(attached)])
+        _delete_stored_files([document.file.name])
         existing = selectors.document_find_duplicate(tenant=tenant, case=case, sha256=sha256)
         if existing is None:
             raise
         return UploadResult(existing, duplicate=True)
     except Exception:
-        _delete_stored_files([document.file.name, *attachments.stored_files(attached)])
+        _delete_stored_files([document.file.name])
         raise
-    return UploadResult(document, duplicate=False, created=True, attachments=tuple(attached))
-
-
-def _attachments_upload(
-    email: Document, content: bytes, fields: DocumentFields, enqueue: bool, into: list[UploadResult]
-) -> None:
-    """Store the e-mail's attachments (`attachments`), appending each result to `into` as it is
-    made so that a failure halfway still knows which files to delete."""
-
-    def upload(**kwargs) -> UploadResult:
-        result = document_upload(enqueue=enqueue, **kwargs)
-        into.append(result)
-        return result
-
-    attachments.attachments_upload(email=email, content=content, fields=fields, upload=upload)
+    # Stored by the file field: a rollback of an enclosing transaction deletes it (`documents_upload`).
+    return UploadResult(document, duplicate=False, created=True)
 
 
 def _read(file: File) -> bytes:
@@ -306,15 +288,10 @@ def documents_upload(
 def _quotas_check(*, tenant: Tenant, files: Sequence[File]) -> None:
     """Refuse the batch if it would pass the tenant's documents, bytes or ingestion-jobs limit
     (`limits`). Holds the tenant's row until the caller's transaction ends, so two uploads of the
-    same tenant at once cannot both squeeze under a limit."""
+    same tenant at once cannot both squeeze under a limit. (An e-mail's attachments are counted
+    by the worker that splits them off, `attachments.to_split`.)"""
     Tenant.objects.select_for_update().filter(pk=tenant.pk).first()
-    # An e-mail's attachments become documents too: counted with it.
     documents, size = len(files), sum(f.size for f in files)
-    for file in files:
-        content = _read(file)
-        if detect_kind(content, file.name or "")[0] == "eml":
-            extra_documents, extra_bytes = attachments.planned(content)
-            documents, size = documents + extra_documents, size + extra_bytes
     limits.storage_check(tenant=tenant, new_documents=documents, new_bytes=size)
     limits.ingest_jobs_check(tenant=tenant, new_jobs=documents)
 
@@ -356,22 +333,24 @@ def ingest_now(
     if result.duplicate and result.document.status == DocumentStatus.READY:
         return IngestOutcome("duplicate", result.document)
     document = _ingest_here(tenant, result.document.pk)
-    for attachment in list(result.with_attachments())[1:]:
-        if attachment.created:
-            _ingest_here(tenant, attachment.document.pk)
     if document.status == DocumentStatus.READY:
         return IngestOutcome("ok", document)
     return IngestOutcome("failed", document, document.error_message)
 
 
 def _ingest_here(tenant: Tenant, document_id: int) -> Document:
+    """Ingest the document in this process, then the attachments it split off (an e-mail)."""
     try:
-        return document_ingest(tenant=tenant, document_id=document_id)
+        document = document_ingest(tenant=tenant, document_id=document_id, enqueue_attachments=False)
     except Exception:
         # Recorded on the document as the Celery task would; the batch goes on.
         logger.exception("ingest crashed", extra={"document_id": document_id})
         document_fail_unexpectedly(tenant=tenant, document_id=document_id)
         return selectors.document_get(tenant=tenant, document_id=document_id)
+    queued = selectors.document_attachments(tenant=tenant, document_id=document_id)
+    for attachment_id in queued.filter(status=DocumentStatus.QUEUED).values_list("pk", flat=True):
+        _ingest_here(tenant, attachment_id)  # as deep as RAG_EMAIL_MAX_DEPTH
+    return document
 
 
 def ingest_enqueue(document: Document) -> None:
@@ -418,11 +397,21 @@ def bump_index_version(*, tenant: Tenant) -> None:
             IndexVersion.objects.filter(tenant=tenant).update(version=F("version") + 1)
 
 
-def document_ingest(*, tenant: Tenant, document_id: int) -> Document:
-    """Extract, chunk, embed and index one document; record failure on the document."""
+def document_ingest(*, tenant: Tenant, document_id: int, enqueue_attachments: bool = True) -> Document:
+    """Extract, chunk, embed and index one document; record failure on the document (IngestTimeout
+    when the task's soft time limit, RAG_INGEST_TIME_LIMIT, interrupts it). An e-mail indexed for
+    the first time stores its attachments as queued documents, scheduled unless
+    `enqueue_attachments` is False (the caller ingests them: `ingest_now`)."""
     document = selectors.document_get(tenant=tenant, document_id=document_id)
     try:
-        return _ingest(document)
+        return _ingest(document, enqueue_attachments=enqueue_attachments)
+    except SoftTimeLimitExceeded:
+        limit = settings.RAG_INGEST_TIME_LIMIT
+        error = IngestTimeout(
+            f"Indexing the document took longer than {limit} seconds (RAG_INGEST_TIME_LIMIT) and was "
+            "stopped. Split it into smaller files."
+        )
+        document_fail(document, error.error_type, error.message)
     except ApplicationError as exc:
         document_fail(document, exc.error_type, exc.message)
     except embedding.EmbeddingModelUnavailable as exc:
@@ -431,21 +420,28 @@ def document_ingest(*, tenant: Tenant, document_id: int) -> Document:
     return document
 
 
-def _ingest(document: Document) -> Document:
+def _ingest(document: Document, *, enqueue_attachments: bool) -> Document:
     _set_progress(document, progress=1, stage="extracting text", status=DocumentStatus.PROCESSING)
     with document.file.open("rb") as stored:
         content = stored.read()
     kind = KIND_BY_MIME[document.mime_type]
-    if kind == "eml":  # which attachments it lists as indexed depends on how deep it is nested
-        extracted = extract_email(content, depth=attachments.email_depth(document))
+    text_limits = _text_limits()
+    found: list = []  # an e-mail's attachments to store as documents
+    if kind == "eml":  # parsed here, in the worker, once bounded (EmailTooComplex)
+        message = parse_email(content)
+        # Which attachments it lists as indexed depends on how deep it is nested.
+        extracted = extract_email_message(message, depth=attachments.email_depth(document))
+        text_limits.check_chars(len(extracted.text))
+        found = attachments.to_split(document, message)
     else:
         ocr = scans.ocr_options(
             lambda progress, stage: _set_progress(document, progress=progress, stage=stage)
         )
-        extracted = extract(content, kind, ocr=ocr)
+        extracted = extract(content, kind, ocr=ocr, limits=text_limits)
     _set_title_from_text(document, extracted.text, stated=extracted.title)
 
     _set_progress(document, progress=5, stage="splitting into passages")
+    max_passages = document.tenant.limit("max_passages_per_document")
     spans = chunk_document(
         extracted.text,
         mode=settings.RAG_CHUNKING,
@@ -454,6 +450,8 @@ def _ingest(document: Document) -> Document:
         pages=extracted.pages,
         sections=extracted.sections,
         readable=_embedded_length,
+        # Chunking stops one past the limit: enough to know the document is over it.
+        max_chunks=max_passages + 1 if max_passages else None,
     )
     # Before embedding: an oversized document must not hold the worker (DocumentTooLarge).
     limits.passages_check(tenant=document.tenant, passages=len(spans))
@@ -488,6 +486,19 @@ def _ingest(document: Document) -> Document:
         )
         for i, (span, text_hash) in enumerate(zip(spans, hashes, strict=True))
     ]
+    split: list[UploadResult] = []
+    try:
+        locked = _index_commit(document, extracted, chunks, found, enqueue_attachments, split)
+    except Exception:
+        _delete_stored_files(attachments.stored_files(split))  # nothing half-written
+        raise
+    logger.info("document indexed", extra={"document_id": locked.pk, "chunks": len(chunks)})
+    return locked
+
+
+def _index_commit(document, extracted, chunks, found, enqueue_attachments, split) -> Document:
+    """Replace the document's chunks, mark it ready and store the attachments `found` (appending
+    each UploadResult to `split` as it is made), all in one transaction."""
     with transaction.atomic():
         locked = Document.objects.select_for_update().get(pk=document.pk)
         Chunk.objects.filter(document=locked).delete()
@@ -505,8 +516,29 @@ def _ingest(document: Document) -> Document:
         locked.indexed_at = timezone.now()
         locked.save()
         bump_index_version(tenant=locked.tenant)
-    logger.info("document indexed", extra={"document_id": locked.pk, "chunks": len(chunks)})
+        if found:
+
+            def upload(**kwargs) -> UploadResult:
+                split.append(document_upload(enqueue=enqueue_attachments, **kwargs))
+                return split[-1]
+
+            own = DocumentFields(  # the e-mail's, but the title, type and date are the attachment's
+                source_type=locked.source_type,
+                jurisdiction=locked.jurisdiction,
+                sensitivity=locked.sensitivity,
+                metadata=locked.metadata,
+            )
+            attachments.attachments_upload(email=locked, found=found, upload=upload, fields=own)
     return locked
+
+
+def _text_limits() -> TextLimits:
+    """How much text one document may yield (RAG_MAX_DOCUMENT_CHARS, _PAGES, RAG_MAX_PDF_CONTENT_MB)."""
+    return TextLimits(
+        max_chars=settings.RAG_MAX_DOCUMENT_CHARS,
+        max_pages=settings.RAG_MAX_DOCUMENT_PAGES,
+        max_content_bytes=settings.RAG_MAX_PDF_CONTENT_MB * 1024 * 1024,
+    )
 
 
 def _embedded_length(passage: str) -> int:

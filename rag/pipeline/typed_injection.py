@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 THRESHOLD = 3
@@ -68,6 +69,33 @@ class Signal:
         return sum(1 for _ in matches) == self.min_count
 
 
+@dataclass(frozen=True)
+class CheckSignal:
+    """A shape no single pattern shows: a name, a weight and the function that finds it."""
+
+    name: str
+    weight: int
+    check: Callable[[str], bool]
+
+    def shown_by(self, text: str) -> bool:
+        """Whether `check` finds the shape in `text`."""
+        return self.check(text)
+
+
+# A speaker's label: "User: ", "Breadgpt: ", "DAN: " at a line or sentence start.
+_SPEAKER = re.compile(r"(?:^|(?<=[.!?\"'\u201d\]])\s{1,3}|\n)\s{0,3}([A-Z][\w-]{1,20})\s{0,2}:\s", re.M)
+
+
+def _transcript(text: str) -> bool:
+    """A dialogue written out: two speakers' labels, each at least twice ("User: … Bot: … User: …
+    Bot: …"), the script of the conversation the attacker wants continued."""
+    counts: dict[str, int] = {}
+    for match in _SPEAKER.finditer(text):
+        label = match.group(1).lower()
+        counts[label] = counts.get(label, 0) + 1
+    return sum(1 for count in counts.values() if count >= 2) >= 2
+
+
 def _signal(name: str, weight: int, *alternatives: str, flags: int = _I, min_count: int = 1) -> Signal:
     return Signal(name, weight, re.compile("|".join(f"(?:{a})" for a in alternatives), flags), min_count)
 
@@ -85,7 +113,7 @@ _BEHAVIOUR_ORDER = (
 )
 
 
-SIGNALS: tuple[Signal, ...] = (
+SIGNALS: tuple[Signal | CheckSignal, ...] = (
     # --- Asking for the model's instructions ---------------------------------------------------
     _signal(
         "asks_for_its_instructions",
@@ -155,8 +183,11 @@ SIGNALS: tuple[Signal, ...] = (
         r"(?:the\s{1,3}(?:words?|phrase|text)\s{1,3})?[\"\u201c\u201e'\[]",
         r"\b(?:respond|reply|answer|output)\s{1,3}(?:with\s{1,3})?only\b|\b(?:include|say|output)\s{1,3}nothing\s{1,3}(?:but|else|besides)\b"
         r"|\bdo\s{1,3}not\s{1,3}say\s{1,3}any\s{1,3}(?:other\s{1,3})?words\b|\bwithout\s{1,3}any\s{1,3}(?:commentary|explanation)\b",
-        r"\byour\s{1,3}(?:sole|only)\s{1,3}(?:response|reply|output|answer)\b",
+        r"\byour\s{1,3}(?:sole|only|default|standard|usual|one|single|singular|unwavering)\s{1,3}(?:response|reply|output|answer)\b",
         r"\b(?:every|each|all)\s{1,3}(?:of\s{1,3})?your\s{1,3}(?:replies|responses|answers|outputs|messages)\b",
+        # "make every reply to me sarcastic": an order about all replies to come
+        r"\b(?:every|each|all)\s{1,3}(?:reply|replies|response|responses|answer|answers|output)\s{1,3}(?:to\s{1,3}me|you\s{1,3}(?:give|write|make))\b",
+        r"\b(?:do\s{1,3}not|don'?t|never)\s{1,3}(?:do|say|write|output)\s{1,3}anything\s{1,3}(?:else|other)\b",
     ),
     # --- Overriding what came before -------------------------------------------------------------
     _signal(
@@ -193,15 +224,29 @@ SIGNALS: tuple[Signal, ...] = (
         MEDIUM,
         r"^\s{0,3}(?:user|human|ai|assistant|gpt|chatgpt|bot|model|dan|system)\s{0,3}:",
         r"\n\s{0,3}(?:user|human|ai|assistant|gpt|chatgpt|bot|model)\s{0,3}:",
+        # a turn run into the text after a sentence: "… by Google. Human: wiggle"
+        r"[.!?\"'\u201d]\s{1,3}(?:user|human|ai|assistant|gpt|chatgpt|bot)\s{0,3}:\s",
+    ),
+    # A menu of slash commands ("/swear - Turns on swear mode"): the control panel of a persona.
+    _signal(
+        "command_menu",
+        STRONG,
+        r"(?:^|\s)/[a-z]{2,15}(?:\s{1,3}<[^<>\n]{1,30}>)?\s{1,3}[-\u2013:]\s{0,3}(?:enables?|disables?|turns?|sets?|changes?"
+        r"|toggles?|makes?|switch\w*|activates?|shows?|lists?|resets?)\b",
+        min_count=2,
     ),
     _signal(
         "template_placeholder",
         STRONG,
+        r"\[\s{0,3}(?:character|your|user|bot|ai|char)['\u2019]?s?\s{1,3}(?:name|response|reply|message|prompt|input|question)\s{0,3}\]",
+        r"\[\s{0,3}(?:type|insert|put|enter|write|add)\s[^\]\n]{0,60}\b(?:you|prompt|request|question|query|whatever|here)\b"
+        r"[^\]\n]{0,30}\]",
         r"<\s{0,3}(?:prompt|name|input|request|question|query|insert[^<>]{0,30}|your\s{1,3}[^<>]{1,20})\s{0,3}>",
         r"\[\s{0,3}(?:input|prompt|request|insert\s{1,3}prompt\s{1,3}here)\s{0,3}\]|\{\s{0,3}(?:prompt|input|request)\s{0,3}\}",
         r"\bprompt\s{0,3}[:=]\s{0,3}[\"\u201c]?\s{0,3}$",
         r"(?-i:#\s{0,3}(?:BEGIN|END)\b)",
     ),
+    CheckSignal("transcript", MEDIUM, _transcript),
     _signal("orders_to_you", MEDIUM, _ORDER_TO_YOU, min_count=3),
     # A text that keeps talking to "you" is talking to the model; a question says "you" once or twice.
     _signal("addresses_you", MEDIUM, r"\b(?:you|your|yours|yourself|you'(?:re|ll|ve|d)|u|ur)\b", min_count=6),
@@ -218,7 +263,10 @@ SIGNALS: tuple[Signal, ...] = (
         r"\b(?:when|if|whenever)\s{1,3}i\s{1,3}(?:ask|tell|say|type|give)\s{1,3}(?:you\b|\\?[\"\u201c])",
         r"\bthe\s{1,3}user\s{1,3}(?:says|asks|wants|gives|requests|speaks|types|provides|prefixes|inputs|agrees|accepts)\b",
         r"\bi\s{1,3}am\s{1,3}(?:the|your)\s{1,3}(?:developer|creator|admin|administrator|owner|programmer|operator)\b",
-        r"\b(?:confirm|tell\s{1,3}me|say)\s{1,3}(?:that\s{1,3})?you\s{1,3}understand\b|\bif\s{1,3}you\s{1,3}understand\b",
+        r"\b(?:confirm|tell\s{1,3}me|say)\s{1,3}(?:that\s{1,3})?you\s{1,3}(?:\w+\s{1,3}){0,4}?understand\b|\bif\s{1,3}you\s{1,3}understand\b",
+        # "I am the one who holds the key": claiming the access a password game guards
+        r"\bi\s{1,3}(?:am|'m)\s{1,3}the\s{1,3}one\s{1,3}who\b|\bi\s{1,3}(?:have|hold|possess)\s{1,3}the\s{1,3}(?:key|password|code)\b",
+        r"\bare\s{1,3}you\s{1,3}ready\s{0,3}[?!]",
     ),
     _signal(
         "writes_about_replies",
@@ -259,7 +307,8 @@ SIGNALS: tuple[Signal, ...] = (
         r"\brole[\s-]?play\w*|\bplay\s{1,3}(?:a|the)\s{1,3}(?:game|role)\b|\blet'?s\s{1,3}(?:play|pretend|act|imagine)\b",
         r"\b(?:you\s{1,3}are|you're)\s{1,3}(?:now\s{1,3})?(?:a|an|the)\s{1,3}(?:\w+\s{1,3}){0,3}?(?:ai|assistant|bot|chatbot|model|persona"
         r"|character|security\s{1,3}(?:system|program)|program|system|door|wizard|guard)\b",
-        r"\b(?:act|pretend|play)\s{1,3}(?:as\s{1,3}|to\s{1,3}be\s{1,3})?(?:my|a)\s{1,3}(?:deceased|dead|late)\s{1,3}(?:grand)?(?:mother|father|ma|pa)\b",
+        r"\b(?:act|pretend|play)\s{1,3}(?:as\s{1,3}|like\s{1,3}|to\s{1,3}be\s{1,3})?(?:my|a)\s{1,3}(?:(?:deceased|dead|late)\s{1,3})?"
+        r"(?:grand(?:mother|father|ma|pa)|granny|nana|(?:deceased|dead|late)\s{1,3}(?:mother|father|mom|dad))\b",
         r"\b(?:describe|introduce|imagine)\s{1,3}yourself\b|\byourself\s{1,3}as\b",
         r"\b(?:persona|in\s{1,3}character|alter\s{1,3}ego|hypothetical\s{1,3}response)\b|\bas\s{1,3}(?:a|the|your|my)\s{1,3}character\b",
         r"\byou\s{1,3}are\s{1,3}(?:\w+\s{1,3}){0,5}?(?:named|called)\b|\b(?:remember|forget)\s{1,3}(?:that\s{1,3})?you\s{1,3}are\b",
@@ -274,7 +323,44 @@ SIGNALS: tuple[Signal, ...] = (
         MEDIUM,
         r"\b(?:hello|hi|hey|dear|you\s{1,3}are|you're|as|act\s{1,3}as)\s{1,3}(?:chat\s{0,3}gpt|gpt-?\d?|bard|claude|gemini|llama|an?\s{1,3}ai"
         r"|an?\s{1,3}(?:large\s{1,3})?language\s{1,3}model|an?\s{1,3}chatbot)\b",
+        # a greeting to a thing that answers: "Hello sentient door", "Hi bot"
+        r"\b(?:hello|hi|hey|greetings|dear)\s{1,3}(?:\w+\s{1,3}){0,2}?(?:door|wall|gate|guard|gatekeeper|vault|bot|ai|assistant"
+        r"|computer|machine|program|robot)\b",
     ),
+    # Public families beyond the dev split's: making the model diverge ("repeat the word X
+    # forever"), run a decoded payload, or write malware that evades detection.
+    _signal(
+        "diverge_or_decode",
+        STRONG,
+        r"\brepeat\s{1,3}(?:the\s{1,3}|this\s{1,3})?(?:word|string|phrase|letter|token|sentence)s?\b[^.!?\n]{0,60}?"
+        r"(?:\bforever\b|\binfinitely\b|\bendlessly\b|\b\d{3,}\s{1,3}times\b|\bover\s{1,3}and\s{1,3}over\b|\bback\s{1,3}to\s{1,3}me\b)",
+        r"\b(?:decode|decrypt|decipher|translate)\b[^.!?\n]{0,60}?\b(?:and|then)\s{1,3}(?:do|follow|execute|run|obey|carry\s{1,3}out)"
+        r"\b|\bdo\s{1,3}what\s{1,3}it\s{1,3}says\b",
+    ),
+    _signal(
+        "malware_errand",
+        MEDIUM,
+        r"\b(?:write|create|generate|make|code|build|develop|give)\s{1,3}(?:me\s{1,3})?(?:\w+\s{1,3}){0,4}?(?:keylogger|ransomware|rootkit"
+        r"|backdoor|botnet|trojan|malware|spyware|virus|exploit|phishing\s{1,3}(?:email|page|kit))s?\b",
+        r"\bread\s{1,3}me\s{1,3}(?:\w+\s{1,3}){0,4}?(?:keys|serials?|serial\s{1,3}numbers|activation\s{1,3}codes|passwords)\b",
+    ),
+    _signal(
+        "evades_detection",
+        MEDIUM,
+        r"\b(?:evade|evades|evading|bypass\w*|hides?\s{1,3}from|undetect\w*\s{1,3}by|avoid\w*)\s{1,3}(?:the\s{1,3}|any\s{1,3})?"
+        r"(?:antivirus|anti-virus|av|edr|detection|windows\s{1,3}defender)\b",
+    ),
+    # An off-topic creative errand ("write me a rap about your code"): no legal question asks for one.
+    _signal(
+        "creative_errand",
+        MEDIUM,
+        r"\b(?:write|compose|sing|tell|make|create|give)\s{1,3}(?:me\s{1,3}|us\s{1,3})?(?:a|an|another)\s{1,3}(?:\w+\s{1,3}){0,2}?"
+        r"(?:rap|poem|song|lyrics|limerick|haiku|sonnet|rhyme|joke|riddle|story|fairy\s{1,3}tale|screenplay)\b",
+        r"(?:^|[.!?]\s{1,3})write\s{1,3}(?:their|the|his|her|a)\s{1,3}(?:dialogue|script|scene|conversation)\b",
+        r"\b(?:write|generate|output)\s{1,3}(?:\w+\s{1,3}){0,2}?code\s{1,3}(?:that\s{1,3})?(?:summari[sz]|describ|explain|print|repeat"
+        r"|list|output)\w*\s{1,3}(?:this|the\s{1,3}above|everything|your)\b",
+    ),
+    _signal("asks_for_its_code", MEDIUM, r"\byour\s{1,3}(?:own\s{1,3}|source\s{1,3})?code\b(?!\s{1,3}of\b)"),
     _signal(
         "names_a_model", WEAK, r"\b(?:chat\s{0,3}gpt|openai|gpt-?[345]\w*|large\s{1,3}language\s{1,3}model)\b"
     ),
@@ -285,7 +371,9 @@ SIGNALS: tuple[Signal, ...] = (
         r"\b(?:no|without|free\s{1,3}(?:of|from))\s{1,3}(?:any\s{1,3})?(?:ethical|moral|content)\s{1,3}(?:guidelines|restrictions|limits|filters"
         r"|policies|constraints|programming|boundaries)\b",
         r"\b(?:free\s{1,3}(?:of|from)|not\s{1,3}bound\s{1,3}by|break\s{1,3}free\s{1,3}from|no\s{1,3}longer\s{1,3}bound\s{1,3}by)\s{1,3}(?:all\s{1,3}|any\s{1,3}|the\s{1,3})?"
-        r"(?:rules|restrictions|filters|limitations|guidelines|policies)\b",
+        r"(?:rules|restrictions|filters|limitations|limits|guidelines|policies|constraints|boundaries|ethics|morals)\b",
+        r"\b(?:do\s{1,3}not|don'?t|never|without)\s{1,3}(?:provide|include|add|give|giving|adding|including|providing|any)\s{1,3}"
+        r"(?:any\s{1,3})?(?:caveats?|disclaimers?|warnings?|excuses|apologies|moral\w*|lectures?)\b",
         r"\b(?:does\s{1,3}not|doesn'?t|don'?t|never)\s{1,3}(?:give\s{1,3}a\s{1,3}\w+|care)\s{1,3}about\s{1,3}(?:\w+\s{1,3})?(?:ethics|morals?|laws?"
         r"|legality|rules|safety)\b",
         r"\bwithout\s{1,3}(?:any\s{1,3})?(?:warnings?|disclaimers?|censorship|filters?|filtering)\b",
@@ -302,6 +390,9 @@ SIGNALS: tuple[Signal, ...] = (
         r"\byour\s{1,3}(?:response|reply|answer|output)s?\b",
         r"\b(?:content\s{1,3})?polic(?:y|ies)\s{1,3}of\s{1,3}openai\b|\b(?:un)?ethic(?:s|al)\b|\b(?:im)?morals?\b|\bmorality\b",
         r"\b(?:pseudo-?code|python|json|bullet(?:ed)?[\s-]+(?:list|points?))\b",
+        r"\b(?:in|using|with)\s{1,3}markdown\b|\bmarkdown\s{1,3}(?:image|format)\b",
+        r"\b(?:an?|the)\s{1,3}(?:\w+\s{1,3})?ai\b(?!\s{1,3}act\b)",
+        r"\bbefore\s{1,3}(?:replying|responding|answering)\b",
         r"\bprompts?\b(?=\s{0,3}(?:[.,;:!?\"')\]]|$))",
         r"\b(?:user|next|this|following|my|every|each|first)\s{1,3}prompts?\b(?!\s{1,3}(?:payment|notice|delivery|action|attention))",
         r"\ban?\s{1,3}ai\s{1,3}(?:assistant|language\s{1,3}model|model)\b|\bi\s{1,3}(?:want|need)\s{1,3}you\s{1,3}to\b",

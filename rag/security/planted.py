@@ -35,15 +35,22 @@ _F = re.I | re.M
 # Words of the model's output: "your response", "the answer you give".
 _OUTPUT = (
     r"(?:response|reply|answer|message|output|summary|elucidation|explanation|code(?:base)?|algorithm"
-    r"|implementation|solution)s?"
+    r"|implementation|solution|sentence|paragraph)s?"
 )
+# Fillers between a preposition and what it is about: "using only emojis", "in all capitals".
+_ONLY = r"(?:(?:only|just|all|nothing\s+but|exclusively)\s+)?"
 
 _STRONG: dict[str, re.Pattern] = {
     "reply_directive": re.compile(
         rf"\b(?:in|to|into|within|throughout)\s+your\s+(?:\w+\s+)?{_OUTPUT}\b"
-        rf"|\byour\s+{_OUTPUT}\s+(?:in|with|using|as|by|to)\b"
+        rf"|\byour\s+{_OUTPUT}\s+(?:in|into|with|using|as|by|to|(?:must|should|shall|will|needs?\s+to)(?:\s+(?:always|only|now))?\s+be)\b"
         rf"|\b(?:render|encode|provide|write|format|give|present|deliver|begin|start|end)\s+your\s+{_OUTPUT}\b"
-        r"|\b(?:respond|reply|answer)\s+(?:only\s+)?(?:in|using)\s+(?:(?-i:[A-Z][a-z]+)|base64|emojis?|code|json|reverse)\b"
+        rf"|\b(?:respond|reply|answer)\s+{_ONLY}(?:in|using|with)\s+{_ONLY}(?:(?-i:[A-Z][a-z]+)|base64|emojis?|code|json|reverse"
+        r"|(?:capital|upper-?case|lower-?case)\s+letters|(?:the\s+)?(?:single\s+)?(?:word|phrase|sentence)\s+(?=[\"'\u201c\u2018\w]))"
+        # "respond as if you were a knight", "answer in the style of a pirate"
+        r"|\b(?:respond|reply|answer|write|speak|talk)\s+(?:as\s+(?:if|though)\s+you|in\s+the\s+(?:style|voice|tone)\s+of"
+        r"|like\s+an?\s+(?!party|company|licensee|licensor)\w+\s+would)\b"
+        r"|\b(?:when|whenever|before|as)\s+you\s+(?:answer|respond|reply)\b"
         r"|\b(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:reply|respond|answer|write|translate|classify|invert|tell|show|give)\b"
         # "print 'The tax rate is 50%'", "respond with "I don't know"": a fixed reply dictated
         r"|(?:^|[.!?:;]\s+|\b(?:and|then|instead|just|only|simply)\s+)(?:say|print|output|write|return"
@@ -77,12 +84,15 @@ _STRONG: dict[str, re.Pattern] = {
     "code_to_run": re.compile(
         r"^\s*```"
         r"|^\s*(?:import\s+[a-z_][\w.]*(?:\s*,\s*[a-z_][\w.]*)*|from\s+[a-z_][\w.]*\s+import\s+[\w*, ]+)\s*$"
-        r"|\b(?:subprocess\.\w+|os\.system|requests\.(?:get|post|put)|eval|exec)\s*\("
+        r"|\b(?:subprocess\.\w+|os\.(?:system|popen|remove|unlink|rmdir|kill)|shutil\.rmtree|socket\.\w+|requests\.(?:get|post|put)"
+        r"|urllib\.request\.\w+|eval|exec)\s*\("
+        r"|\bimport\s+(?:os|sys|subprocess|socket|requests|shutil|urllib|base64|ctypes)\s*;"
+        r"|\brm\s+-rf\s+[/~]"
         r"|\b(?:curl|wget)\s+(?:-\w+\s+)*https?://",
         re.M,
     ),
     "output_transform": re.compile(
-        r"\b(?:in|into|to|using|with)\s+(?:a\s+)?(?:base ?64|emojis?|rot-?13|morse\s+code|pig\s+latin"
+        rf"\b(?:in|into|to|using|with)\s+{_ONLY}(?:a\s+)?(?:base ?64|emojis?|rot-?13|morse\s+code|pig\s+latin"
         r"|leet ?speak|(?:monoalphabetic|caesar|substitution)\s+cipher|hexadecimal|binary\s+code)\b"
         r"|\b(?:invert|reverse)\s+the\s+order\s+of\s+(?:the\s+)?(?:letters|characters|words)\b"
         r"|\bin\s+reverse\s+(?:sequence|letter\s+order)\b",
@@ -94,7 +104,12 @@ _STRONG: dict[str, re.Pattern] = {
         r"|\bbefore\s+(?:answering|responding|replying)\b"
         r"|\bwhen\s+(?:you\s+are\s+|you're\s+)?asked\s+(?:about|to|for|what|whether)\b"
         r"|\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to)\s+the\s+user\b"
-        r"|\b(?:tell|inform|remind|ask)\s+the\s+user\b"
+        r"|\b(?:tell|inform|remind|ask|urge|encourage|persuade|convince|advise|warn|invite|insult|mock|threaten)\s+"
+        r"(?:the\s+|all\s+|every\s+|any\s+)?(?:users?|readers?|asker|human|person\s+asking)\b"
+        r"|\b(?:recommend|suggest|promote|advertise|pitch|sell|offer)\b[^.!?\n]{0,60}\bto\s+(?:the\s+)?(?:users?|readers?)\b"
+        r"|\blet\s+(?:the\s+)?(?:users?|readers?)\s+know\b"
+        r"|\b(?:run|execute|paste|install|download)\s+(?:the\s+following|this|these|the\s+below)\s+(?:\w+\s+)?"
+        r"(?:script|code|command|snippet|program|payload)s?\b"
         r"|\bthe\s+user'?s?\s+(?:question|query|request|prompt)\b"
         r"|\b(?:ignore|disregard|skip|forget)\s+(?:the\s+rest|the\s+remainder|everything\s+else|all\s+other\s+(?:text|content|information))"
         r"(?:\s+of\s+(?:this|the)\s+(?:data|text|document|content|context|page|file|email))?\b"
@@ -105,6 +120,12 @@ _STRONG: dict[str, re.Pattern] = {
         re.I,
     ),
 }
+
+# Softeners before an imperative: "Be sure to mention ...", "Don't forget to add ...".
+_SOFTENER = (
+    r"(?:(?:please|kindly|also|now|then|and|just|always|finally|additionally|be\s+sure\s+to|make\s+sure\s+(?:to|that\s+you)"
+    r"|remember\s+to|(?:don'?t|do\s+not|never)\s+forget\s+to)[,\s]+)*"
+)
 
 # Verbs a user opens a request to an assistant with ("Analyze ...", "Suggest ..."): rare at the
 # start of a contract's sentence, and then about the deal ("Describe the enrollment process for
@@ -124,6 +145,60 @@ _DUTY_VERB = re.compile(
     r"|count|calculate|convert)\b",
     re.I,
 )
+# What follows a verb used as a noun: "Use of Names", "List must conform", "Link shall mean".
+_NOT_A_NOUN = r"(?!\s*(?:of|must|shall|will|may|means?|is|are|was|were|has|have|[,.;:(]))"
+# Errands no contract gives in the imperative ("Find the cheapest flights ...", "Give three tips
+# ..."): a duty verb that counts with no contract word around it, as an assistant's verb does. A
+# verb used as a noun ("Use of Names", "List must conform", "SEARCH.COM") is none.
+_ERRAND_VERB = re.compile(
+    rf"^{_SOFTENER}(?:find|calculate|remind|schedule|book|reserve|organi[sz]e|arrange|teach|give|tell|show|count"
+    r"|convert|compare|search|plan|create|insult|mock|ridicule|curse|threaten|praise|advertise|promote|mention"
+    rf"|recommend|convince|persuade)\b{_NOT_A_NOUN}",
+    re.I,
+)
+# An imperative sentence about the reply ("Include a joke in the answer", "End the answer with a
+# link", "Format the response as JSON"): an opening verb, after an optional softener ("Be sure to",
+# "Don't forget to"), and the reply named anywhere in the sentence ("the answer to the complaint",
+# "response time" and the like are the contract's own).
+_IMPERATIVE_OPENING = re.compile(
+    rf"^{_SOFTENER}(?:include|add|insert|append|prepend|mention|state|say|write|put|place|end|start|begin|finish|close"
+    r"|open|make|format|render|present|provide|give|deliver|express|phrase|structure|rewrite|translate|replace|substitute"
+    r"|swap|use|keep|limit|embed|integrate|incorporate|weave|attach|link|sign|conclude|wrap|enclose|precede|spell|insult"
+    r"|promote|recommend|advertise|share|note|highlight|emphasi[sz]e|stress|claim|suggest|let|turn|convert|change"
+    r"|transform|encode|fill|pad|sprinkle|mix|infuse|spice|decorate|finish|tell|list|output|print|show|display|reveal"
+    rf"|slip|sneak|drop|squeeze|tuck|paste|mention|praise|mock|ridicule)\b{_NOT_A_NOUN}",
+    re.I,
+)
+_REPLY_NAMED = re.compile(
+    r"\b(?:your|the|this|each|every|all|any|my|its)\s+(?:\w+\s+)?(?:repl(?:y|ies)|respons(?:e|es)|answers?|outputs?"
+    r"|messages?|summar(?:y|ies))\b(?!\s+(?:time|times|rate|period|plan|team|deadline|date|fee|letter|brief|form|deadline)\b)"
+    r"(?!\s+(?:to|of)\s+(?:the|a|an|any|such|this|its|their)\s+(?:\w+\s+)?(?:complaint|petition|claim|notice|interrogator\w*"
+    r"|request|rfp|rfq|audit|proposal|questionnaire|demand|inquir\w+|subpoena|motion|order)\b)",
+    re.I,
+)
+# The reader named in an imperative: "Include a rude remark about the reader", "Warn users that ...".
+_READER_NAMED = re.compile(
+    r"\b(?:the|every|each|all|any)\s+(?:users?|readers?|asker|person\s+asking)\b", re.I
+)
+# "Say that the contract is void", "Respond with a haiku", "Pretend the fee is zero": a reply
+# dictated by its content (no contract opens a sentence so).
+_DICTATED = re.compile(
+    rf"^{_SOFTENER}(?:(?:say|claim|insist|assert|lie)\s+that\b|pretend\b|(?:respond|reply|answer)\s+(?:with|in|using|only|by|as|like)\b)",
+    re.I,
+)
+
+
+def _reply_order(sentence: str) -> bool:
+    """Whether `sentence` is an order about the reply (see `_IMPERATIVE_OPENING`) or dictates it."""
+    if not sentence[:1].isupper() or sentence.split()[0].isupper():
+        return False  # the middle of a clause cut at a line break, or a heading in capitals
+    if _IMPERATIVE_OPENING.match(sentence) and (
+        _REPLY_NAMED.search(sentence) or _READER_NAMED.search(sentence)
+    ):
+        return True
+    return bool(_DICTATED.match(sentence))
+
+
 _QUESTION = re.compile(
     r"^(?:what|how|why|which|who|where|when|can|could|would|will|do|does|did|is|are|should)\b[^?]*\?\s*['\"\u201d]?$",
     re.I,
@@ -157,7 +232,9 @@ def _task_switch(sentence: str) -> bool:
     if _TASK_VERB.match(sentence) or _QUESTION.match(sentence):
         return person or off_topic
     # A lower-case start is the middle of a clause cut at a line break ("(b) provide the Services").
-    return sentence[0].isupper() and bool(_DUTY_VERB.match(sentence)) and person
+    if not sentence[0].isupper() or sentence.split()[0].isupper():
+        return False  # a clause cut at a line break, or a heading in capitals
+    return (bool(_DUTY_VERB.match(sentence)) and person) or (bool(_ERRAND_VERB.match(sentence)) and off_topic)
 
 
 def _normal(text: str) -> str:
@@ -173,7 +250,10 @@ def planted_findings(text: str) -> list[str]:
         return []
     text = _normal(text)
     found = [name for name, pattern in _STRONG.items() if pattern.search(text)]
-    if any(_task_switch(sentence) for sentence in _sentences(text)):
+    sentences = _sentences(text)
+    if "reply_directive" not in found and any(_reply_order(sentence) for sentence in sentences):
+        found.insert(0, "reply_directive")
+    if any(_task_switch(sentence) for sentence in sentences):
         found.append("task_switch")
     return found
 

@@ -5,7 +5,7 @@ deletes, reindexing, questions), except the two plain forms here: new case and t
 from __future__ import annotations
 
 from functools import wraps
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
@@ -23,7 +23,7 @@ from rag.models import DocType, Sensitivity
 from rag.pipeline.config import MAX_REASONING_DEPTH
 from rag.queries import selectors as query_selectors
 from rag.queries.caller import Caller
-from ragsite.exceptions import ApplicationError, NoActiveTenant, NotFound
+from ragsite.exceptions import ApplicationError, NoActiveTenant, NotFound, TenantChoiceRequired
 from templates_admin.rendering import CITATION_STYLES, RESPONSE_STYLES, STRICTNESS_LEVELS
 from templates_admin.selectors import template_list
 from tenants import selectors as tenant_selectors
@@ -35,13 +35,15 @@ from . import firm_settings, reading
 
 def tenant_page(view):
     """Log in first; then the session's tenant and role are `request.caller` (a Caller). A user
-    of no tenant sees a page that says so."""
+    of no tenant sees a page that says so; one of several who has chosen none, the firm chooser."""
 
     @login_required
     @wraps(view)
     def wrapper(request, *args, **kwargs):
         try:
             credential = tenant_services.session_credential(user=request.user, session=request.session)
+        except TenantChoiceRequired:  # several firms, none chosen: ask, never pick one for them
+            return redirect(f"{reverse('firms')}?{urlencode({'choose': 1, 'next': request.get_full_path()})}")
         except NoActiveTenant:
             return render(request, "web/no_tenant.html", status=403)
         request.caller = Caller(tenant=credential.tenant, role=credential.role, user_id=request.user.pk)

@@ -94,6 +94,17 @@ CSP_INLINE_STYLE_PATHS = ["/admin/", "/api/docs/"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "web:cases"
 LOGOUT_REDIRECT_URL = "login"
+# Login throttling (tenants.login_throttle) on every login form: after this many failed attempts
+# within the window, per account or per client address, sign-ins are refused unchecked for the
+# lockout (short, so nobody can lock a partner out for long); 0 switches a limit off.
+LOGIN_THROTTLE_ACCOUNT_FAILURES = env.int("LOGIN_THROTTLE_ACCOUNT_FAILURES", default=5)
+LOGIN_THROTTLE_ADDRESS_FAILURES = env.int("LOGIN_THROTTLE_ADDRESS_FAILURES", default=20)
+LOGIN_THROTTLE_WINDOW_SECONDS = env.int("LOGIN_THROTTLE_WINDOW_SECONDS", default=900)
+LOGIN_THROTTLE_LOCKOUT_SECONDS = env.int("LOGIN_THROTTLE_LOCKOUT_SECONDS", default=300)
+# The address the site is reached at: links in e-mails (invitations) are built from it, never from
+# a request's Host header. The default suits `make run`; production derives https://<first host>.
+SITE_URL = env("SITE_URL", default="http://localhost:8000")
+INVITATION_MAX_AGE_DAYS = env.int("INVITATION_MAX_AGE_DAYS", default=7)
 
 # --- E-mail (invitations of new members) -----------------------------------------------------
 # One URL, e.g. smtp+tls://user:password@mail.example.com:587; the default prints mails to stdout.
@@ -432,3 +443,32 @@ RAG_HEALTH_PROBE_CACHE_SECONDS = env.float("RAG_HEALTH_PROBE_CACHE_SECONDS", def
 # Named by the specs for other providers; accepted, not used by any adapter here.
 OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
 WATSONX_API_KEY = env("WATSONX_API_KEY", default="")
+
+# --- Ingestion limits, task time limits and worker pools (#33) --------------------------------------
+# Text one document may yield, all its pages together: past it the document fails (DocumentTooLarge)
+# as soon as extraction passes it, with nothing indexed. 5 million characters is ~1,500 dense pages.
+RAG_MAX_DOCUMENT_CHARS = env.int("RAG_MAX_DOCUMENT_CHARS", default=5_000_000)
+# Pages one document may have (DocumentTooComplex), checked before any page is read.
+RAG_MAX_DOCUMENT_PAGES = env.int("RAG_MAX_DOCUMENT_PAGES", default=5_000)
+# Decompressed page content a PDF's pages may draw, counted once per page that draws it (a page of
+# text draws 5-20 KB): what reading its text costs, checked before any is read (DocumentTooLarge).
+RAG_MAX_PDF_CONTENT_MB = env.int("RAG_MAX_PDF_CONTENT_MB", default=40)
+# E-mails: MIME parts and levels of multipart nesting one e-mail may have. Counted by a cheap scan of
+# the bytes at upload (422 EmailTooComplex, nothing stored) and again before the worker parses it.
+RAG_EMAIL_MAX_PARTS = env.int("RAG_EMAIL_MAX_PARTS", default=1_000)
+RAG_EMAIL_MAX_NESTING = env.int("RAG_EMAIL_MAX_NESTING", default=20)
+# Seconds one document's ingestion may run: past the soft limit it fails (IngestTimeout) and its
+# worker moves on; the hard limit (soft + margin) kills a run that ignores it.
+RAG_INGEST_TIME_LIMIT = env.int("RAG_INGEST_TIME_LIMIT", default=1800)
+RAG_INGEST_HARD_LIMIT_MARGIN_SECONDS = env.int("RAG_INGEST_HARD_LIMIT_MARGIN_SECONDS", default=60)
+# Async query jobs go to a queue of their own, CELERY_TASK_DEFAULT_QUEUE + ".query", served by their
+# own worker pool (`manage.py worker query`), so a query never waits behind an ingestion. Ingestion and
+# maintenance stay on CELERY_TASK_DEFAULT_QUEUE (`manage.py worker ingest`). A worker started without
+# --queues consumes both.
+RAG_QUERY_QUEUE = f"{CELERY_TASK_DEFAULT_QUEUE}.query"
+CELERY_TASK_QUEUES = {
+    name: {"exchange": name, "routing_key": name} for name in (CELERY_TASK_DEFAULT_QUEUE, RAG_QUERY_QUEUE)
+}
+CELERY_TASK_ROUTES = ["ragsite.celery.route_task"]
+# Processes of the query worker pool (query jobs wait on a model or search, not on each other).
+RAG_QUERY_WORKER_CONCURRENCY = env.int("RAG_QUERY_WORKER_CONCURRENCY", default=1)

@@ -17,6 +17,8 @@ def _required(name: str) -> str:
 DEBUG = False
 SECRET_KEY = _required("SECRET_KEY")
 ALLOWED_HOSTS = [host.strip() for host in _required("ALLOWED_HOSTS").split(",") if host.strip()]
+# Invitation links: the site's public address; by default the first host name, over https.
+SITE_URL = env("SITE_URL", default="") or f"https://{ALLOWED_HOSTS[0].lstrip('.')}"
 # Base settings already built DATABASES from it; production never runs the embedded server.
 _required("DATABASE_URL")
 

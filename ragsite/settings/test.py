@@ -19,3 +19,8 @@ LOGGING["root"]["level"] = LOG_LEVEL
 API_THROTTLE_TENANT_RATE = env("API_THROTTLE_TENANT_RATE", default="100000/min")
 API_THROTTLE_CLIENT_RATE = env("API_THROTTLE_CLIENT_RATE", default="100000/min")
 API_THROTTLE_INJECTION_RATE = env("API_THROTTLE_INJECTION_RATE", default="100000/min")
+# Every test client signs in from 127.0.0.1 and test usernames recur between runs: the login
+# throttle's limits are out of the way too; tests about it set the real defaults.
+LOGIN_THROTTLE_ACCOUNT_FAILURES = env.int("LOGIN_THROTTLE_ACCOUNT_FAILURES", default=100000)
+LOGIN_THROTTLE_ADDRESS_FAILURES = env.int("LOGIN_THROTTLE_ADDRESS_FAILURES", default=100000)
+SITE_URL = env("SITE_URL", default="https://lexrag.example.test")

@@ -1,11 +1,13 @@
 """E-mails end to end: an uploaded .eml and its attachments become documents of the same case and
 tenant (real extraction, embeddings and pgvector), linked by `parent`; duplicates, quotas, nesting,
-deletion; the REST API and the staff UI show the link; another tenant finds none of it."""
+deletion; the REST API and the staff UI show the link; another tenant finds none of it. The upload
+stores the e-mail only; the ingestion job parses it and stores its attachments (#33)."""
 
 from __future__ import annotations
 
 import time
 from datetime import date
+from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -14,7 +16,6 @@ from django.test import Client, override_settings
 from rag import selectors
 from rag.ingest import service
 from rag.models import Chunk, Document, DocumentStatus, TitleSource
-from ragsite import exceptions as errors
 from tenants.models import Role
 from tests.api.conftest_docs import *  # noqa: F403  (fixtures)
 from tests.api.conftest_docs import CASES, DOCUMENTS, stored_files
@@ -45,6 +46,15 @@ def _get(case, document_id) -> Document:
     return selectors.document_get(tenant=case.tenant, document_id=document_id)
 
 
+def _family(case, email_id) -> list[Document]:
+    """The e-mail and the documents split off it (nested e-mails' too), depth first, in the order
+    they were stored."""
+    family = [_get(case, email_id)]
+    for attachment in selectors.document_attachments(tenant=case.tenant, document_id=email_id):
+        family.extend(_family(case, attachment.pk))
+    return family
+
+
 def _assert_exact_offsets(document: Document) -> None:
     chunks = list(selectors.chunk_list(tenant=document.tenant, document_id=document.pk))
     assert chunks and document.chunk_count == len(chunks)
@@ -54,16 +64,16 @@ def _assert_exact_offsets(document: Document) -> None:
 
 def test_an_email_and_its_attachments_become_ready_documents_linked_to_it(case, upload):
     result = upload(case, "mail.eml", content=_email_with_attachments(), sensitivity="confidential")
-    every = list(result.with_attachments())
-    assert [r.document.original_filename for r in every] == [
+    assert result.created and not result.duplicate
+    every = _family(case, result.document.pk)
+    assert [d.original_filename for d in every] == [
         "mail.eml",
         "contract.pdf",
         "notes.txt",
         "Original offer.eml",
         "offer terms.txt",
     ]
-    assert all(r.created and not r.duplicate for r in every)
-    email, pdf, notes, forwarded, terms = (_get(case, r.document.pk) for r in every)
+    email, pdf, notes, forwarded, terms = every
     assert [d.parent_id for d in (email, pdf, notes, forwarded, terms)] == [
         None,
         email.pk,
@@ -82,10 +92,9 @@ def test_an_email_and_its_attachments_become_ready_documents_linked_to_it(case, 
         "Attachments:\n- contract.pdf\n- notes.txt\n- budget.xlsx (not indexed: unsupported type)\n"
         "- Original offer.eml"
     )
-    assert (email.title, email.title_source) == (
-        "Draft share purchase agreement — Alice Smith, 2025-03-04",
-        TitleSource.TEXT,
-    )
+    # Confidential: titled by its file name; the subject's title is kept for its readers (#33).
+    assert (email.title, email.title_source) == ("mail", TitleSource.FILE_NAME)
+    assert email.text_title == "Draft share purchase agreement — Alice Smith, 2025-03-04"
     assert email.document_date == date(2025, 3, 4)
     assert (pdf.document_date, pdf.doc_type) == (None, "other")  # the attachment's own, not the e-mail's
     assert notes.text == NOTE.decode()
@@ -105,8 +114,7 @@ def test_an_attachment_already_in_the_case_is_not_stored_twice(case, upload):
     msg = message()
     attach(msg, "notes.txt", NOTE, "text/plain")
     result = upload(case, "mail.eml", content=eml(msg))
-    (attachment,) = result.attachments
-    assert attachment.duplicate and attachment.document.pk == standalone.pk
+    assert _family(case, result.document.pk) == [result.document]  # the note is the document it was
     assert _get(case, standalone.pk).parent_id is None  # left where it was
     assert Document.objects.filter(case=case).count() == 2
     assert "- notes.txt" in _get(case, result.document.pk).text  # still listed by the e-mail
@@ -116,31 +124,35 @@ def test_the_same_email_twice_is_one_email_with_one_set_of_attachments(case, upl
     content = _email_with_attachments()  # (each call draws new MIME boundaries: other bytes)
     first = upload(case, "mail.eml", content=content)
     again = upload(case, "copy.eml", content=content)
-    assert again.duplicate and again.document.pk == first.document.pk and again.attachments == ()
+    assert again.duplicate and again.document.pk == first.document.pk
     assert Document.objects.filter(case=case).count() == 5
 
 
 @override_settings(RAG_EMAIL_MAX_DEPTH=1)
 def test_below_the_depth_limit_attachments_stay_inside_the_forwarded_email(case, upload):
     result = upload(case, "mail.eml", content=_email_with_attachments())
-    forwarded = next(r for r in result.attachments if r.document.original_filename.endswith(".eml"))
-    assert forwarded.attachments == ()
-    text = _get(case, forwarded.document.pk).text
+    forwarded = _family(case, result.document.pk)[3]
+    assert forwarded.original_filename == "Original offer.eml"
+    assert _family(case, forwarded.pk) == [forwarded]
+    text = forwarded.text
     assert text.endswith("- offer terms.txt (not indexed: nested too deep (limit 1))")
     assert Document.objects.filter(case=case).count() == 4
 
 
-@override_settings(RAG_TENANT_MAX_DOCUMENTS=4)
-def test_attachments_count_against_the_tenants_quota_and_nothing_is_stored(case):
-    upload = SimpleUploadedFile("mail.eml", _email_with_attachments())
-    with pytest.raises(errors.QuotaExceeded) as info:
-        service.documents_upload(tenant=case.tenant, case=case, files=[upload])
-    assert info.value.details == {"limit": "max_documents", "allowed": 4, "used": 0, "adding": 5}
-    assert not Document.objects.filter(case=case).exists() and stored_files() == []
+@override_settings(RAG_TENANT_MAX_DOCUMENTS=3)
+def test_attachments_count_against_the_tenants_quota_and_none_is_stored(case, upload):
+    """The e-mail fits; its three attachments would not: it fails, all or none, before embedding."""
+    result = upload(case, "mail.eml", content=_email_with_attachments())
+    email = _get(case, result.document.pk)
+    assert (email.status, email.error_type, email.chunk_count) == ("failed", "QuotaExceeded", 0)
+    assert "3 more would pass its limit of 3 documents" in email.error_message
+    assert list(Document.objects.filter(case=case)) == [email]
+    assert [path.name for path in stored_files()] == [Path(email.file.name).name]
 
 
-def test_a_failed_attachment_is_stored_then_rolled_back_with_its_email(case, monkeypatch):
-    """A failure while storing the attachments (here the third) leaves no row and no file."""
+def test_a_failed_attachment_is_stored_then_rolled_back_with_its_email(case, committed, monkeypatch):
+    """A failure while the worker stores the attachments (here the second) leaves no attachment
+    row or file, and the e-mail failed without passages."""
     real = service.document_upload
     calls = []
 
@@ -151,25 +163,29 @@ def test_a_failed_attachment_is_stored_then_rolled_back_with_its_email(case, mon
         return real(**kwargs)
 
     monkeypatch.setattr(service, "document_upload", failing)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(OSError, match="disk full"), committed():
         service.documents_upload(
             tenant=case.tenant, case=case, files=[SimpleUploadedFile("mail.eml", _email_with_attachments())]
         )
     assert calls == ["mail.eml", "contract.pdf", "notes.txt"]
-    assert not Document.objects.filter(case=case).exists() and stored_files() == []
+    (email,) = Document.objects.filter(case=case)
+    assert (email.status, email.error_type, email.chunk_count) == ("failed", "InternalError", 0)
+    assert not Chunk.objects.filter(document=email).exists()
+    assert [path.name for path in stored_files()] == [Path(email.file.name).name]
 
 
 def test_deleting_the_email_keeps_its_attachments_as_documents(case, upload):
     result = upload(case, "mail.eml", content=_email_with_attachments())
+    forwarded = _family(case, result.document.pk)[3]
     service.document_delete(tenant=case.tenant, document_id=result.document.pk)
     remaining = Document.objects.filter(case=case)
     assert remaining.count() == 4
-    assert set(remaining.values_list("parent_id", flat=True)) == {None, result.attachments[2].document.pk}
+    assert set(remaining.values_list("parent_id", flat=True)) == {None, forwarded.pk}
 
 
 def test_an_emails_confidentiality_and_readers_reach_its_attachments(case, upload):
     result = upload(case, "mail.eml", content=_email_with_attachments())
-    documents = [r.document.pk for r in result.with_attachments()]
+    documents = [d.pk for d in _family(case, result.document.pk)]
     email = _get(case, documents[0])
     reader = MembershipFactory(tenant=case.tenant, role=Role.MEMBER).user
 
@@ -213,7 +229,10 @@ def test_upload_through_the_api_returns_the_email_and_its_attachments(case, memb
             format="multipart",
         )
     assert response.status_code == 201, response.json()
-    documents = response.json()["documents"]
+    (uploaded,) = response.json()["documents"]  # the e-mail; its job stored the attachments
+    assert uploaded["mime_type"] == "message/rfc822" and uploaded["attachment_ids"] == []
+    family = [d.pk for d in _family(case, uploaded["id"])]
+    documents = [member_client.get(f"{DOCUMENTS}/{document_id}").json() for document_id in family]
     email, pdf, notes, forwarded, terms = documents
     parents = [d["parent_id"] for d in documents]
     assert parents == [None, email["id"], email["id"], email["id"], forwarded["id"]]
@@ -232,8 +251,8 @@ def test_upload_through_the_api_returns_the_email_and_its_attachments(case, memb
 
 def test_another_tenant_finds_neither_the_email_nor_its_attachments(case, upload, other_admin_client):
     result = upload(case, "mail.eml", content=_email_with_attachments())
-    for each in result.with_attachments():
-        assert other_admin_client.get(f"{DOCUMENTS}/{each.document.pk}").status_code == 404
+    for each in _family(case, result.document.pk):
+        assert other_admin_client.get(f"{DOCUMENTS}/{each.pk}").status_code == 404
     assert other_admin_client.get(DOCUMENTS).json()["count"] == 0
 
 
@@ -252,7 +271,7 @@ def test_the_document_page_shows_the_email_and_its_attachments(case, upload):
     member_browser = Client()
     member_browser.force_login(MembershipFactory(tenant=case.tenant).user)
     result = upload(case, "mail.eml", content=_email_with_attachments())
-    email, pdf = result.document, result.attachments[0].document
+    email, pdf = _family(case, result.document.pk)[:2]
     page = member_browser.get(f"/documents/{email.pk}/").content.decode()
     assert "Attachments" in page and f'href="/documents/{pdf.pk}/"' in page
     page = member_browser.get(f"/documents/{pdf.pk}/").content.decode()
@@ -274,12 +293,13 @@ def test_an_email_and_its_attachment_are_ingested_by_a_real_worker(celery_worker
     )
     assert response.status_code == 201
     ids = [document["id"] for document in response.json()["documents"]]
-    assert len(ids) == 2
+    assert len(ids) == 1  # the e-mail; the worker parses it and stores the attachment
 
     deadline, bodies = time.monotonic() + 180, []
     while time.monotonic() < deadline:
+        ids = ids[:1] + client.get(f"{DOCUMENTS}/{ids[0]}").json()["attachment_ids"]
         bodies = [client.get(f"{DOCUMENTS}/{document_id}").json() for document_id in ids]
-        if all(body["status"] in ("ready", "failed") for body in bodies):
+        if len(ids) == 2 and all(body["status"] in ("ready", "failed") for body in bodies):
             break
         time.sleep(0.25)
     assert [body["status"] for body in bodies] == ["ready", "ready"], bodies

@@ -30,7 +30,9 @@ def test_an_async_query_is_run_by_a_real_worker(celery_worker, settings, tmp_pat
     settings.MEDIA_ROOT = tmp_path / "media"
     tenant = TenantFactory(slug="worker-firm")
     ingest_msa(tenant, case_name="Worker matter")
-    _, raw_key = tenant_services.api_key_create(tenant=tenant, name="worker", role=Role.VIEWER)
+    _, raw_key = tenant_services.api_key_create(
+        tenant=tenant, name="worker", role=Role.VIEWER, created_via="test"
+    )
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Api-Key {raw_key}")
 

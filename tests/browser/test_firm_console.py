@@ -1,7 +1,7 @@
 """The firm admin console (/manage/) in a real browser, as a firm's knowledge manager uses it at a
 laptop's 1366 px: the audit log is readable and exports CSV, API keys are created (shown once) and
 revoked, a built-in template is customised and shows in a simulation, ranking weights are tuned
-with a preview, a member is invited; the second firm's admin sees none of it."""
+with a preview, a member is invited (pending until accepted); the second firm's admin sees none of it."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from rag import services as rag_services
 from rag.ingest import service as ingest
 from rag.models import AuditLog, RankingWeights
 from templates_admin.models import PromptTemplate
-from tenants.models import ApiKey, Membership, Role
+from tenants.models import ApiKey, Invitation, Membership, Role
 from tests.factories import MembershipFactory
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -214,14 +214,16 @@ def test_a_firm_admin_runs_the_firm_and_the_other_firm_sees_none(
     saved = RankingWeights.objects.get(tenant=tenant)
     assert saved.recency_weight > saved.similarity_weight
 
-    # Invite a new member by e-mail: an account and an invitation with a set-password link.
-    page.goto(f"{base}/tenants/membership/add/")
+    # Invite a new member by e-mail: a pending invitation (no account, no membership yet) and a
+    # mailed link; the list shows only the address typed.
+    page.goto(f"{base}/tenants/invitation/add/")
     page.fill("#id_identifier", "new.associate@acme.test")
     page.select_option("#id_role", "member")
     page.click("input[name=_save]")
-    page.wait_for_selector(".messagelist .success")
-    invited = Membership.objects.get(tenant=tenant, user__email="new.associate@acme.test")
-    assert invited.role == Role.MEMBER
+    page.wait_for_selector(".messagelist .info, .messagelist .success")
+    invited = Invitation.objects.get(tenant=tenant, identifier="new.associate@acme.test")
+    assert invited.role == Role.MEMBER and invited.status == "pending"
+    assert not Membership.objects.filter(tenant=tenant, user__email="new.associate@acme.test").exists()
     assert any("new.associate@acme.test" in message.to for message in mail.outbox)
     assert "new.associate@acme.test" in page.locator("#result_list").inner_text()
     assert page.evaluate("(r => r.scrollWidth <= r.clientWidth)(document.querySelector('.results'))")
@@ -229,7 +231,7 @@ def test_a_firm_admin_runs_the_firm_and_the_other_firm_sees_none(
 
     # The other firm's admin: none of it.
     _log_in(page, live_server.url, globex_owner)
-    page.goto(f"{base}/tenants/membership/")
+    page.goto(f"{base}/tenants/invitation/")
     assert "new.associate@acme.test" not in page.content()
     page.goto(f"{base}/templates_admin/prompttemplate/")
     assert "your firm" not in page.locator("#result_list").inner_text()

@@ -9,7 +9,8 @@ from rag.models import AnswerExport, AuditLog, Case, Document, RankingWeights
 from rag.services import case_create, ranking_weights_set
 from templates_admin.models import PromptTemplate
 from templates_admin.services import template_create
-from tenants.models import ApiKey, Membership, Role
+from tenants.invitations import invitation_create
+from tenants.models import ApiKey, Invitation, Membership, Role
 from tenants.services import api_key_create
 from tests.factories import MembershipFactory, UserFactory
 from tests.rag.conftest import _media_in_tmp  # noqa: F401  (autouse: stored files go to a tmp dir)
@@ -43,7 +44,7 @@ def make_template(tenant, marker: str) -> PromptTemplate:
 
 
 def make_api_key(tenant, marker: str) -> ApiKey:
-    return api_key_create(tenant=tenant, name=f"key {marker}", role=Role.MEMBER)[0]
+    return api_key_create(tenant=tenant, name=f"key {marker}", role=Role.MEMBER, created_via="test")[0]
 
 
 def make_answer_export(tenant, marker: str) -> AnswerExport:
@@ -81,6 +82,13 @@ def make_membership(tenant, marker: str) -> Membership:
     return MembershipFactory(tenant=tenant, user=UserFactory(username=f"user-{marker}"), role=Role.MEMBER)
 
 
+def make_invitation(tenant, marker: str) -> Invitation:
+    inviter = MembershipFactory(tenant=tenant, role=Role.OWNER).user
+    return invitation_create(
+        tenant=tenant, identifier=f"{marker}@example.test", role=Role.MEMBER, invited_by=inviter
+    )
+
+
 # One maker per model registered on the tenant site: the sweep test refuses a model without one,
 # so a model admin added later cannot escape it.
 MAKERS = {
@@ -92,6 +100,7 @@ MAKERS = {
     Case: make_case,
     Document: make_document,
     Membership: make_membership,
+    Invitation: make_invitation,
 }
 
 # Valid add-form data per model (the sweep adds a forged `tenant` to it).
@@ -113,7 +122,8 @@ ADD_DATA = {
     ApiKey: {"name": "forged key", "role": "member"},
     Case: {"name": "Forged case", "client": "", "description": ""},
 }
-ADD_DATA[Membership] = {"identifier": "invitee@example.test", "role": "member"}
+# Members join by accepting an invitation: the Members list has no add form of its own.
+ADD_DATA[Invitation] = {"identifier": "invitee@example.test", "role": "member"}
 
 
 @pytest.fixture

@@ -1,22 +1,26 @@
-"""Members and roles on /manage/ (issue #21): invite by username or e-mail, change a role, remove,
-resend an invitation; the rules of tenants.services shown as form errors and admin messages."""
+"""Members and invitations on /manage/ (issues #21, #33): invite by username or e-mail (pending
+until accepted; the same reply whether or not an account exists), resend or cancel an invitation,
+change a role, remove; the rules of tenants.services shown as form errors and admin messages."""
 
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from smtplib import SMTPException
 
 import pytest
 from django.contrib.admin.templatetags.admin_list import result_headers
-from django.contrib.auth import get_user_model
 from django.contrib.messages import get_messages
 from django.core import mail
+from django.utils import timezone
 
-from tenants.models import Membership, Role
+from tenants.models import Invitation, Membership, Role
 from tests.factories import MembershipFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 MEMBERS = "/manage/tenants/membership/"
+INVITATIONS = "/manage/tenants/invitation/"
+INVITE = INVITATIONS + "add/"
 
 
 def _messages(response) -> list[str]:
@@ -45,45 +49,68 @@ def test_list_shows_the_firms_members_with_search_and_role_filter(console, tenan
     assert [m.user for m in console.get(MEMBERS, {"role": "viewer"}).context["cl"].result_list] == [jane]
 
 
-def test_invite_an_existing_user_by_username(console, tenant):
-    user = UserFactory(username="partner")
-    assert "<h1>Invite a member</h1>" in console.get(MEMBERS + "add/").content.decode()
-    response = console.post(MEMBERS + "add/", {"identifier": "partner", "role": "admin"})
+def test_invite_an_existing_user_adds_nobody_and_shows_only_what_was_typed(console, tenant, other_tenant):
+    user = UserFactory(username="partner", first_name="Pat", email="pat@victim.test")
+    MembershipFactory(tenant=other_tenant, user=user)
+    user.last_login = timezone.now() - timedelta(days=3)
+    user.save()
+    assert "Invite a member" in console.get(MEMBERS).content.decode()
+    assert "<h1>Invite a member</h1>" in console.get(INVITE).content.decode()
+    response = console.post(INVITE, {"identifier": "partner", "role": "admin"})
     assert response.status_code == 302
-    assert Membership.objects.get(tenant=tenant, user=user).role == Role.ADMIN
-    assert mail.outbox == []
+    assert "The invitation for partner is pending until they accept it." in _messages(response)
+    assert not Membership.objects.filter(tenant=tenant, user=user).exists()
+    for page in (console.get(MEMBERS), console.get(INVITATIONS)):
+        text = page.content.decode()
+        assert "pat@victim.test" not in text and "Pat" not in text and "Globex" not in text
+    assert "partner" in console.get(INVITATIONS).content.decode()
+    invitation = Invitation.objects.get(tenant=tenant)
+    detail = console.get(f"{INVITATIONS}{invitation.pk}/change/").content.decode()
+    assert "partner" in detail and "pat@victim.test" not in detail and "Pat" not in detail
 
 
-def test_invite_by_a_new_email_mails_a_link_that_sets_the_password(console, client, tenant):
-    response = console.post(MEMBERS + "add/", {"identifier": "Newcomer@Lawfirm.test", "role": "member"})
-    assert response.status_code == 302
-    assert "An invitation e-mail was sent to newcomer@lawfirm.test." in _messages(response)
-    [message] = mail.outbox
-    link = re.search(r"http://testserver(/accounts/invitation/\S+/)", message.body).group(1)
-    console.logout()
-    form_page = client.get(link, follow=True)
-    assert "Accept your invitation" in form_page.content.decode()
-    client.post(
-        form_page.redirect_chain[-1][0],
-        {"new_password1": "Tall-Cedar-2041", "new_password2": "Tall-Cedar-2041"},
-    )
-    client.logout()
-    assert client.login(username="newcomer@lawfirm.test", password="Tall-Cedar-2041")
+def _reply(console, identifier: str) -> tuple:
+    """What the inviting admin sees: status, where it leads, the messages (the identifier blanked)."""
+    response = console.post(INVITE, {"identifier": identifier, "role": "member"}, follow=True)
+    texts = [str(text).replace(identifier, "<identifier>") for text in response.context["messages"]]
+    return response.status_code, response.redirect_chain, texts
 
 
 @pytest.mark.parametrize(
-    ("identifier", "error"),
-    [("ghost", "No account has the username &#x27;ghost&#x27;"), ("not@an@address", "not a valid e-mail")],
+    ("existing", "unknown"),
+    [("partner", "ghost"), ("partner@lawfirm.test", "nobody@lawfirm.test"), ("sleeper", "nobody")],
 )
-def test_a_refused_invitation_is_a_form_error_and_keeps_nothing(console, tenant, identifier, error):
-    response = console.post(MEMBERS + "add/", {"identifier": identifier, "role": "member"})
-    assert response.status_code == 200 and error in response.content.decode()
-    assert Membership.objects.filter(tenant=tenant).count() == 1 and mail.outbox == []
+def test_the_reply_is_the_same_whether_or_not_the_account_exists(console, tenant, existing, unknown):
+    UserFactory(username="partner", email="partner@lawfirm.test")
+    UserFactory(username="sleeper", is_active=False)
+    assert _reply(console, existing) == _reply(console, unknown)
+    assert Membership.objects.filter(tenant=tenant).count() == 1
+
+
+def test_invite_by_a_new_email_mails_a_link_on_the_site_url(console, client, tenant):
+    response = console.post(INVITE, {"identifier": "Newcomer@Lawfirm.test", "role": "member"})
+    assert response.status_code == 302
+    assert any(
+        "An invitation e-mail was sent to newcomer@lawfirm.test." in text for text in _messages(response)
+    )
+    [message] = mail.outbox
+    link = re.search(r"https://lexrag\.example\.test(/accounts/invitations/\S+/)", message.body).group(1)
+    console.logout()
+    client.post(link, {"new_password1": "Tall-Cedar-2041", "new_password2": "Tall-Cedar-2041"})
+    client.logout()
+    assert client.login(username="newcomer@lawfirm.test", password="Tall-Cedar-2041")
+    assert Membership.objects.get(tenant=tenant, user__username="newcomer@lawfirm.test").role == Role.MEMBER
+
+
+def test_a_malformed_address_is_a_form_error_and_keeps_nothing(console, tenant):
+    response = console.post(INVITE, {"identifier": "not@an@address", "role": "member"})
+    assert response.status_code == 200 and "not a valid e-mail" in response.content.decode()
+    assert not Invitation.objects.exists() and mail.outbox == []
 
 
 def test_inviting_a_member_names_their_role(console, tenant):
     member = MembershipFactory(tenant=tenant, role=Role.VIEWER).user
-    response = console.post(MEMBERS + "add/", {"identifier": member.username, "role": "admin"})
+    response = console.post(INVITE, {"identifier": member.username, "role": "admin"})
     assert f"{member.username} is already a member of Acme Law LLP, as viewer." in response.content.decode()
 
 
@@ -92,21 +119,20 @@ def test_a_mail_failure_is_an_error_message_and_keeps_the_input(console, tenant,
         raise SMTPException("relay refused")
 
     monkeypatch.setattr("tenants.invitations.send_mail", refuse)
-    response = console.post(MEMBERS + "add/", {"identifier": "late@lawfirm.test", "role": "viewer"})
+    response = console.post(INVITE, {"identifier": "late@lawfirm.test", "role": "viewer"})
     assert response.status_code == 302 and "identifier=late%40lawfirm.test&role=viewer" in response.url
     assert any("could not be sent" in text for text in _messages(response))
-    assert not get_user_model().objects.filter(email="late@lawfirm.test").exists()
+    assert not Invitation.objects.exists()
     form = console.get(response.url).context["adminform"].form
     assert form.initial["identifier"] == "late@lawfirm.test" and form.initial["role"] == "viewer"
 
 
 def test_an_admin_is_not_offered_the_owner_role(firm_admin_only, tenant):
     client = firm_admin_only
-    add_form = client.get(MEMBERS + "add/").context["adminform"].form
+    add_form = client.get(INVITE).context["adminform"].form
     assert "owner" not in dict(add_form.fields["role"].choices)
-    UserFactory(username="partner")
-    client.post(MEMBERS + "add/", {"identifier": "partner", "role": "owner"})
-    assert not Membership.objects.filter(tenant=tenant, user__username="partner").exists()
+    client.post(INVITE, {"identifier": "partner", "role": "owner"})
+    assert not Invitation.objects.exists()
     member = MembershipFactory(tenant=tenant, role=Role.MEMBER)
     response = client.post(f"{MEMBERS}{member.pk}/change/", {"role": "owner"})
     assert response.status_code == 200
@@ -169,15 +195,23 @@ def test_bulk_remove_confirms_then_keeps_the_refused_ones(console, tenant, firm_
     assert list(Membership.objects.filter(tenant=tenant)) == [own]
 
 
-def test_resend_invitation_to_pending_members(console, tenant):
-    console.post(MEMBERS + "add/", {"identifier": "pending@lawfirm.test", "role": "member"})
-    pending = Membership.objects.get(tenant=tenant, user__email="pending@lawfirm.test")
-    active = MembershipFactory(tenant=tenant, role=Role.MEMBER)
-    assert "invited (no password yet)" in console.get(MEMBERS).content.decode()
-    action = {"action": "resend_invitation", "_selected_action": [pending.pk, active.pk], "index": 0}
-    response = console.post(MEMBERS, action)
-    assert "Invitation e-mails sent to: pending@lawfirm.test." in _messages(response)
-    assert [message.to for message in mail.outbox] == [["pending@lawfirm.test"]] * 2
+def test_resend_and_cancel_pending_invitations(console, client, tenant):
+    console.post(INVITE, {"identifier": "pending@lawfirm.test", "role": "member"})
+    console.post(INVITE, {"identifier": "other@lawfirm.test", "role": "member"})
+    pending, other = Invitation.objects.order_by("identifier").reverse()
+    assert "pending" in console.get(INVITATIONS).content.decode()
+    response = console.post(INVITATIONS, {"action": "resend", "_selected_action": [pending.pk], "index": 0})
+    assert "Invitations renewed for: pending@lawfirm.test." in _messages(response)
+    assert [message.to for message in mail.outbox] == [
+        ["pending@lawfirm.test"],
+        ["other@lawfirm.test"],
+        ["pending@lawfirm.test"],
+    ]
+    console.post(INVITATIONS, {"action": "cancel", "_selected_action": [other.pk], "index": 0})
+    other.refresh_from_db()
+    assert other.status == "cancelled"
+    link = re.search(r"(/accounts/invitations/\S+/)", mail.outbox[1].body).group(1)
+    assert client.get(link).status_code == 404
 
 
 def test_another_firms_membership_is_a_404_everywhere(console, other_tenant):
@@ -188,7 +222,7 @@ def test_another_firms_membership_is_a_404_everywhere(console, other_tenant):
             console.post(f"{MEMBERS}{foreign.pk}/{suffix}", {"post": "yes", "role": "viewer"}).status_code
             == 404
         )
-    for action in ("delete_selected", "resend_invitation"):
+    for action in ("delete_selected",):
         console.post(MEMBERS, {"action": action, "_selected_action": [foreign.pk], "index": 0, "post": "yes"})
     foreign.refresh_from_db()
     assert foreign.role == Role.OWNER

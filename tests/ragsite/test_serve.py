@@ -1,4 +1,5 @@
-"""`manage.py serve` (what `make run` ends with): web and worker together; Ctrl-C stops both."""
+"""`manage.py serve` (what `make run` ends with): web and two workers (ingestion, query jobs)
+together; Ctrl-C stops them all."""
 
 import os
 import signal
@@ -35,7 +36,7 @@ def _wait_for_health(url: str, timeout: float = 90) -> int:
 
 @pytest.mark.integration
 @pytest.mark.slow
-def test_serve_runs_web_and_worker_and_ctrl_c_stops_both(redis_url, db):
+def test_serve_runs_web_and_both_worker_pools_and_ctrl_c_stops_them(redis_url, db):
     port = _free_port()
     env = {
         **{k: v for k, v in os.environ.items() if k != "CELERY_TASK_DEFAULT_QUEUE"},
@@ -72,11 +73,13 @@ def test_serve_runs_web_and_worker_and_ctrl_c_stops_both(redis_url, db):
         children = psutil.Process(serve.pid).children()
         commands = [" ".join(child.cmdline()) for child in children]
         assert any("runserver" in cmd for cmd in commands), commands
-        assert any("celery" in cmd and "worker" in cmd for cmd in commands), commands
-        # Its worker consumes that queue.
+        workers = [cmd for cmd in commands if "celery" in cmd and "worker" in cmd]
+        # One pool consumes that queue (ingestion), the other its query jobs' queue, and only that.
+        assert sorted(cmd.split("--queues=")[1].split()[0] for cmd in workers) == [queue, f"{queue}.query"]
         eager, app.conf.task_always_eager = app.conf.task_always_eager, False
         try:
-            assert app.send_task("ragsite.ping", queue=queue).get(timeout=60) == "pong"
+            for each in (queue, f"{queue}.query"):
+                assert app.send_task("ragsite.ping", queue=each).get(timeout=60) == "pong"
         finally:
             app.conf.task_always_eager = eager
 

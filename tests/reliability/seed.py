@@ -24,7 +24,9 @@ def main() -> None:
 
     call_command("migrate", verbosity=0, interactive=False)
     tenant = tenant_services.tenant_create(slug="fault-firm", name="Fault Firm LLP")
-    _, api_key = tenant_services.api_key_create(tenant=tenant, name="fault tests", role=Role.MEMBER)
+    _, api_key = tenant_services.api_key_create(
+        tenant=tenant, name="fault tests", role=Role.MEMBER, created_via="test"
+    )
     case, document = ingest_msa(tenant, case_name="Fault matter")
     seed = {
         "api_key": api_key,

@@ -118,7 +118,9 @@ def _make_tenant(label: str, suffix: str) -> TenantData:
     tenant = TenantFactory(slug=f"sec-{label}-{suffix}", name=f"{label.title()} Law {suffix}")
     keys, key_ids, prefixes = {}, {}, []
     for role in (Role.VIEWER, Role.MEMBER, Role.ADMIN):
-        api_key, raw = tenant_services.api_key_create(tenant=tenant, name=f"{label} {role}", role=role)
+        api_key, raw = tenant_services.api_key_create(
+            tenant=tenant, name=f"{label} {role}", role=role, created_via="test"
+        )
         keys[role], key_ids[role] = raw, api_key.pk
         prefixes.append(api_key.prefix)
     user = MembershipFactory(tenant=tenant, role=Role.MEMBER).user

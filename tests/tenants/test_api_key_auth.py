@@ -75,7 +75,7 @@ def test_key_of_a_deactivated_tenant_is_refused(tenant, make_key_client):
     ],
 )
 def test_malformed_or_unknown_keys_are_refused(api_client, tenant, header):
-    services.api_key_create(tenant=tenant, name="real")
+    services.api_key_create(tenant=tenant, name="real", created_via="test")
     api_client.credentials(HTTP_AUTHORIZATION=header)
     response = api_client.get(CURRENT)
     assert response.status_code == 401
@@ -83,7 +83,7 @@ def test_malformed_or_unknown_keys_are_refused(api_client, tenant, header):
 
 
 def test_right_prefix_wrong_secret_is_refused(api_client, tenant):
-    _, raw_key = services.api_key_create(tenant=tenant, name="real")
+    _, raw_key = services.api_key_create(tenant=tenant, name="real", created_via="test")
     api_client.credentials(HTTP_AUTHORIZATION=raw_key[:-4].join(["Api-Key ", "AAAA"]))
     assert api_client.get(CURRENT).status_code == 401
 
@@ -97,7 +97,7 @@ def test_no_credentials_is_401(api_client, tenant):
 def test_another_tenants_key_sees_only_its_own_tenant(tenant, other_tenant, make_key_client):
     theirs = make_key_client(other_tenant, Role.ADMIN)
     assert theirs.get(CURRENT).json()["tenant"]["slug"] == "globex-legal"
-    mine, _ = services.api_key_create(tenant=tenant, name="acme internal")
+    mine, _ = services.api_key_create(tenant=tenant, name="acme internal", created_via="test")
     listing = theirs.get("/api/v1/tenants/api-keys").json()
     assert "acme internal" not in {k["name"] for k in listing}
     # Revoking a key of another tenant is a 404, and the key keeps working.

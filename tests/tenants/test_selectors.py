@@ -11,13 +11,13 @@ pytestmark = pytest.mark.django_db
 
 
 def test_api_key_list_is_scoped(tenant, other_tenant):
-    mine, _ = services.api_key_create(tenant=tenant, name="mine")
-    services.api_key_create(tenant=other_tenant, name="theirs")
+    mine, _ = services.api_key_create(tenant=tenant, name="mine", created_via="test")
+    services.api_key_create(tenant=other_tenant, name="theirs", created_via="test")
     assert list(selectors.api_key_list(tenant=tenant)) == [mine]
 
 
 def test_api_key_get_of_another_tenant_is_not_found(tenant, other_tenant):
-    theirs, _ = services.api_key_create(tenant=other_tenant, name="theirs")
+    theirs, _ = services.api_key_create(tenant=other_tenant, name="theirs", created_via="test")
     with pytest.raises(NotFound) as missing:
         selectors.api_key_get(tenant=tenant, key_id=10**9)
     with pytest.raises(NotFound) as foreign:
@@ -63,7 +63,7 @@ def test_tenant_get_by_slug(tenant):
 
 
 def test_api_key_stores_only_a_hash(tenant):
-    api_key, raw_key = services.api_key_create(tenant=tenant, name="k")
+    api_key, raw_key = services.api_key_create(tenant=tenant, name="k", created_via="test")
     secret = raw_key.split("_", 2)[2]
     stored = ApiKey.objects.get(pk=api_key.pk)
     assert secret not in stored.hashed_secret and len(stored.hashed_secret) == 64
@@ -73,8 +73,8 @@ def test_api_key_stores_only_a_hash(tenant):
 def test_api_key_find_by_prefix_loads_the_key_and_its_tenant_like_the_orm(tenant, other_tenant):
     tenant.settings = {"retention": {"days": 30}, "note": "ünïcode"}
     tenant.save()
-    services.api_key_create(tenant=other_tenant, name="theirs")
-    mine, _ = services.api_key_create(tenant=tenant, name="mine", role=Role.VIEWER)
+    services.api_key_create(tenant=other_tenant, name="theirs", created_via="test")
+    mine, _ = services.api_key_create(tenant=tenant, name="mine", role=Role.VIEWER, created_via="test")
     found = selectors.api_key_find_by_prefix(prefix=mine.prefix)
     expected = ApiKey.objects.select_related("tenant").get(pk=mine.pk)
     assert found is not None and not found._state.adding
@@ -87,6 +87,6 @@ def test_api_key_find_by_prefix_loads_the_key_and_its_tenant_like_the_orm(tenant
 
 
 def test_api_key_find_by_prefix_of_an_unknown_or_hostile_prefix_is_none(tenant):
-    services.api_key_create(tenant=tenant, name="mine")
+    services.api_key_create(tenant=tenant, name="mine", created_via="test")
     assert selectors.api_key_find_by_prefix(prefix="zzzzzzzz") is None
     assert selectors.api_key_find_by_prefix(prefix="' OR 1=1 --") is None

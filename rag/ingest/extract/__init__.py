@@ -19,6 +19,7 @@ from rag.ingest.extract.document import (
     ExtractedDocument,
     PageSpan,
     SectionSpan,
+    TextLimits,
 )
 from rag.ingest.extract.docx import extract_docx
 from rag.ingest.extract.email import extract_email
@@ -37,6 +38,7 @@ __all__ = [
     "OcrOptions",
     "PageSpan",
     "SectionSpan",
+    "TextLimits",
     "detect_kind",
     "extract",
 ]
@@ -44,21 +46,32 @@ __all__ = [
 _EXTRACTORS = {"docx": extract_docx, "txt": extract_txt, "eml": extract_email}
 
 
-def extract(data: bytes, kind: str, *, ocr: OcrOptions | None = None) -> ExtractedDocument:
+def extract(
+    data: bytes, kind: str, *, ocr: OcrOptions | None = None, limits: TextLimits | None = None
+) -> ExtractedDocument:
     """Extract the text of `data`, a file of `kind` (from detect_kind()); scans are read by OCR
     with `ocr` (without it, a PDF's pages without text stay empty and an image is OCRUnavailable).
+    `limits` (default: TextLimits()) caps the text and pages one document may yield; a PDF, whose
+    text can be many times its size, stops reading as soon as it passes them.
 
     Raises EmptyFile, CorruptDocument, EncryptedDocument, NoExtractableText, DocumentTooComplex,
-    OCRUnavailable or OCRLimitExceeded, each with a message meant for the person who uploaded the file.
+    DocumentTooLarge, OCRUnavailable or OCRLimitExceeded, each with a message meant for the person
+    who uploaded the file.
     """
     if kind not in _EXTRACTORS and kind not in IMAGE_MIMES and kind != "pdf":
         raise ValueError(f"unknown document kind {kind!r}; use detect_kind() first")
     if not data:
         raise EmptyFile()
+    limits = limits or TextLimits()
     if kind == "pdf":
-        return extract_pdf(data, ocr)
+        return extract_pdf(data, ocr, limits)
     if kind in IMAGE_MIMES:
         if ocr is None:
             raise OCRUnavailable("Images are read by OCR, which this extraction was not given.")
-        return extract_image(data, kind, ocr)
-    return _EXTRACTORS[kind](data)
+        extracted = extract_image(data, kind, ocr)
+    else:
+        extracted = _EXTRACTORS[kind](data)
+    # Text, DOCX (its own unzip limits) and e-mail yield at most about their size: measured after.
+    limits.check_chars(len(extracted.text))
+    limits.check_pages(len(extracted.pages))
+    return extracted

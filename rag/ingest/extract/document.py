@@ -5,6 +5,8 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
+from ragsite.exceptions import DocumentTooComplex, DocumentTooLarge
+
 PDF_MIME = "application/pdf"
 DOCX_MIME = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 TXT_MIME = "text/plain"
@@ -13,6 +15,53 @@ EML_MIME = "message/rfc822"
 IMAGE_MIMES = {"png": "image/png", "jpeg": "image/jpeg", "tiff": "image/tiff"}
 MIME_TYPES = {"pdf": PDF_MIME, "docx": DOCX_MIME, "txt": TXT_MIME, "eml": EML_MIME, **IMAGE_MIMES}
 PAGE_SEPARATOR = "\n\n"
+
+
+@dataclass(frozen=True)
+class TextLimits:
+    """How much one document may yield, whatever its size on disk (a 10 KB PDF can draw 80 MB of
+    text): characters of text, all pages together; pages; and for a PDF the decompressed page
+    content read to find them, counted once per page that draws it (what reading costs).
+    Extractors stop as soon as a limit is passed rather than measuring afterwards."""
+
+    max_chars: int = 5_000_000
+    max_pages: int = 5_000
+    max_content_bytes: int = 40 * 1024 * 1024
+
+    def check_chars(self, chars: int, *, pages: int | None = None) -> None:
+        """DocumentTooLarge once `chars` (extracted so far, from `pages` pages) passes max_chars."""
+        if self.max_chars and chars > self.max_chars:
+            raise self.too_many_chars(pages=pages)
+
+    def too_many_chars(self, *, pages: int | None = None) -> DocumentTooLarge:
+        """The error of a document found to yield more than max_chars (within its first `pages`)."""
+        read = f" within its first {pages:,} pages" if pages else ""
+        return DocumentTooLarge(
+            f"The document yields more than {self.max_chars:,} characters of text{read}; at most "
+            f"{self.max_chars:,} are indexed per document (RAG_MAX_DOCUMENT_CHARS). Split it into "
+            "smaller files.",
+            details={"max_chars": self.max_chars, **({"pages_read": pages} if pages else {})},
+        )
+
+    def check_pages(self, pages: int) -> None:
+        """DocumentTooComplex when the document has more than max_pages pages."""
+        if self.max_pages and pages > self.max_pages:
+            raise DocumentTooComplex(
+                f"The document has {pages} pages; at most {self.max_pages} pages can be processed "
+                "(RAG_MAX_DOCUMENT_PAGES). Split it into parts.",
+                details={"pages": pages, "max_pages": self.max_pages},
+            )
+
+    def check_content(self, size: int, *, pages: int) -> None:
+        """DocumentTooLarge once a PDF's first `pages` pages draw more than max_content_bytes."""
+        if self.max_content_bytes and size > self.max_content_bytes:
+            mb = self.max_content_bytes / 1048576
+            raise DocumentTooLarge(
+                f"The PDF's first {pages:,} pages draw {size / 1048576:,.1f} MB of page content once "
+                f"decompressed; at most {mb:,.0f} MB is read per document (RAG_MAX_PDF_CONTENT_MB). "
+                "Split it into smaller files.",
+                details={"max_content_bytes": self.max_content_bytes, "pages": pages},
+            )
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,11 @@
 
 The text is "From / To / Cc / Date / Subject" lines, a blank line, the body (text/plain preferred,
 else HTML made plain by `html_text`), and a list of the attachments saying which are not indexed
-and why. Attachments of a supported type are stored as documents of their own by the upload
-(`rag.ingest.attachments`); `email_attachments` decides which, here, so the upload and the text
-always agree. Everything is a pure function of the bytes and of the e-mail's nesting depth.
+and why. Attachments of a supported type are stored as documents of their own by the worker that
+ingests the e-mail (`rag.ingest.attachments`); `email_attachments` decides which, here, so the
+documents and the text always agree. Nothing is parsed before `email_scan` has bounded the MIME
+structure (RAG_EMAIL_MAX_PARTS, RAG_EMAIL_MAX_NESTING). Everything is a pure function of the bytes,
+those settings and the e-mail's nesting depth.
 """
 
 from __future__ import annotations
@@ -27,9 +29,10 @@ from rag.ingest.extract.document import (
     has_visible_text,
     single_page,
 )
+from rag.ingest.extract.email_scan import header_block, mime_check
 from rag.ingest.extract.html_text import html_to_text
 from rag.ingest.extract.txt import decode_text
-from ragsite.exceptions import ApplicationError, EmptyFile, NoExtractableText
+from ragsite.exceptions import ApplicationError, EmailTooComplex, EmptyFile, NoExtractableText
 
 _SHOWN_HEADERS = ("From", "To", "Cc", "Date", "Subject")
 _UNSAFE_NAME = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]+')
@@ -51,9 +54,27 @@ class EmailAttachment:
         return f"- {self.filename} (not indexed: {self.skipped})"
 
 
+def mime_limits_check(data: bytes) -> None:
+    """EmailTooComplex (422) when the e-mail has more MIME parts than RAG_EMAIL_MAX_PARTS or more
+    nesting than RAG_EMAIL_MAX_NESTING (`email_scan.mime_check`: cheap, no parsing)."""
+    mime_check(data, max_parts=settings.RAG_EMAIL_MAX_PARTS, max_nesting=settings.RAG_EMAIL_MAX_NESTING)
+
+
 def parse(data: bytes) -> EmailMessage:
-    """The message; the standard library's parser accepts anything, recording defects."""
-    return BytesParser(policy=policy.default).parsebytes(data)
+    """The message, once its shape is within the limits (`mime_limits_check`); the standard
+    library's parser accepts anything, recording defects. A structure the scan misjudged that
+    still recurses too deep is EmailTooComplex too."""
+    mime_limits_check(data)
+    try:
+        return BytesParser(policy=policy.default).parsebytes(data)
+    except RecursionError as exc:
+        raise EmailTooComplex() from exc
+
+
+def parse_headers(data: bytes) -> EmailMessage:
+    """The message's top-level headers only, the body left unparsed: cheap whatever its size."""
+    _, body_start = header_block(data, 0)
+    return BytesParser(policy=policy.default).parsebytes(data[:body_start], headersonly=True)
 
 
 def _header(message: EmailMessage, name: str) -> str:
@@ -167,6 +188,11 @@ def _judge(filename: str, content: bytes) -> tuple[str | None, str]:
         return None, "empty"
     except ApplicationError:
         return None, "unsupported type"
+    if kind == "eml":
+        try:
+            mime_limits_check(content)
+        except EmailTooComplex:
+            return None, "too many or too deeply nested parts"
     return kind, ""
 
 
@@ -199,8 +225,13 @@ def email_attachments(message: EmailMessage, *, depth: int = 0) -> list[EmailAtt
 
 
 def extract_email(data: bytes, *, depth: int = 0) -> ExtractedDocument:
-    """The e-mail's text (shown headers, body, attachments list), titled `email_title`."""
-    message = parse(data)
+    """The e-mail's text (shown headers, body, attachments list), titled `email_title`;
+    EmailTooComplex before parsing one over the MIME limits (`parse`)."""
+    return extract_email_message(parse(data), depth=depth)
+
+
+def extract_email_message(message: EmailMessage, *, depth: int = 0) -> ExtractedDocument:
+    """`extract_email` of a message already parsed."""
     headers = [f"{name}: {value}" for name in _SHOWN_HEADERS if (value := _header(message, name))]
     blocks = ["\n".join(headers), _body(message, _attachment_parts(message)[0])]
     attachments = email_attachments(message, depth=depth)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 
 from rag.models import AuditLog, AuditStatus
 from ragsite.rows import insert_row
@@ -191,7 +192,8 @@ def _audit(ctx: QueryContext, summary: dict) -> None:
 
 def _json_safe(options: dict) -> dict:
     """The caller's options as PostgreSQL's JSON can store them: a refused request may carry
-    anything, NUL characters (which jsonb refuses) included."""
+    anything, NUL characters and numbers JSON has no word for (`1e400` parses to infinity, which
+    jsonb refuses) included."""
     try:
         return _without_nul(json.loads(json.dumps(options, default=str)))
     except (TypeError, ValueError):
@@ -199,6 +201,8 @@ def _json_safe(options: dict) -> dict:
 
 
 def _without_nul(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)  # "inf", "-inf", "nan"
     if isinstance(value, str):
         return value.replace("\x00", "")
     if isinstance(value, list):

@@ -53,7 +53,7 @@ class Command(BaseCommand):
             for stale in selectors.api_key_list(tenant=tenant).filter(name="demo", revoked_at=None):
                 services.api_key_revoke(tenant=tenant, key_id=stale.pk)
             _, saved["api_key"] = services.api_key_create(
-                tenant=tenant, name="demo", role=Role.ADMIN, created_by=user
+                tenant=tenant, name="demo", role=Role.ADMIN, created_by=user, created_via="demo_setup"
             )
 
         path.parent.mkdir(parents=True, exist_ok=True)

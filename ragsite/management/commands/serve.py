@@ -1,6 +1,8 @@
-"""manage.py serve — the web server and one Celery worker together; Ctrl-C stops both.
+"""manage.py serve — the web server and two Celery workers together; Ctrl-C stops them all.
 
-Without a broker (REDIS_URL unset) tasks run eagerly inside the web process, so no worker starts.
+The workers are the two pools of `manage.py worker`: ingestion (the default queue) and query jobs
+(their own queue), so an async query never waits behind a long ingestion. Without a broker
+(REDIS_URL unset) tasks run eagerly inside the web process, so no worker starts.
 """
 
 import signal
@@ -10,6 +12,8 @@ import time
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
+
+from .worker import worker_command
 
 
 def _interrupt(*_):
@@ -26,18 +30,9 @@ class Command(BaseCommand):
         python = sys.executable
         commands = {"web": [python, "manage.py", "runserver", addrport, "--noreload"]}
         if settings.CELERY_BROKER_URL and not settings.CELERY_TASK_ALWAYS_EAGER:
-            commands["worker"] = [
-                python,
-                "-m",
-                "celery",
-                "-A",
-                "ragsite",
-                "worker",
-                # The queue this web process sends to (derived from the database unless set).
-                f"--queues={settings.CELERY_TASK_DEFAULT_QUEUE}",
-                "--loglevel=INFO",
-                f"--concurrency={settings.CELERY_WORKER_CONCURRENCY}",
-            ]
+            # The queues this web process sends to (derived from the database unless set).
+            commands["ingest worker"] = worker_command("ingest")
+            commands["query worker"] = worker_command("query")
         else:
             self.stdout.write("No broker configured: tasks run inside the web process.")
         processes = {name: subprocess.Popen(cmd) for name, cmd in commands.items()}

@@ -124,22 +124,19 @@ def test_a_passage_of_an_injected_document_is_flagged_in_the_prompt(tenant, side
 
 
 @pytest.mark.django_db
-def test_the_extractive_model_only_ever_quotes_an_injected_instruction(tenant, side_letter):
+def test_the_extractive_model_never_quotes_an_injected_instruction(tenant, side_letter):
+    """Issue #33: the best matching sentence is the injected one; a flagged planted instruction is
+    never quoted as support, so the answer quotes another sentence or says it does not know."""
     ctx = run_query(tenant=tenant, question="What are the payment terms of the side letter?")
     result = ctx.result
     assert result["flags"]["indirect_injection_detected"] is True
-    # The best matching sentence may be the injected one. The extractive model cannot follow it: it
-    # quotes it, in quotation marks, attributed to its source and cited; its own words are only
-    # "<title> states:". Nothing of the system prompt is revealed.
-    answer = result["answer"]
-    assert answer.startswith(f'{SIDE_LETTER_TITLE} states: "') and answer.endswith('." [1]')
-    bare = quoted_spans_removed(answer)
-    assert "ignore" not in bare.lower() and "system prompt" not in bare.lower() and "unlimited" not in bare
+    answer = result["answer"] or ""
+    assert "ignore" not in answer.lower() and "system prompt" not in answer.lower()
+    assert "unlimited" not in answer
     assert "careful legal research assistant" not in json.dumps(result)
-    assert result["flags"]["hallucination_detected"] is False  # a faithful quote, correctly cited
-    (citation,) = result["citations"]
-    assert citation["document_id"] == side_letter.pk
-    assert side_letter.text[citation["char_start"] : citation["char_end"]] == citation["snippet"]
+    for citation in result["citations"]:
+        assert "ignore" not in citation["snippet"].lower()
+        assert side_letter.text[citation["char_start"] : citation["char_end"]] == citation["snippet"]
 
 
 @pytest.mark.django_db

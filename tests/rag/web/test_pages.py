@@ -227,6 +227,7 @@ def test_a_blank_or_too_long_case_name_is_refused_in_plain_words(tenant, member_
 def test_a_nul_character_in_an_input_finds_nothing_instead_of_failing(tenant, other_tenant, case, login):
     user_browser = login(tenant, Role.MEMBER)
     MembershipFactory(tenant=other_tenant, user=user_browser.user, role=Role.VIEWER)
+    user_browser.post("/tenant/switch", {"tenant": tenant.slug})  # of two firms, the user chooses
     row = _asked(tenant, user_browser.user, "Who pays for shipping?")
     cases = user_browser.get("/cases/", {"q": "Acme\x00"})
     assert cases.status_code == 200 and case.name.encode() not in cases.content
