@@ -25,7 +25,16 @@ from rag.models import Case, Document
 from tenants.models import Role
 from tests.factories import MembershipFactory
 
-from .conftest import QUESTION, TenantData, _delete_tenant, _make_tenant, _populate, body_text, upload_ready
+from .conftest import (
+    QUESTION,
+    TenantData,
+    _delete_tenant,
+    _make_tenant,
+    _populate,
+    body_text,
+    foreign_ids,
+    upload_ready,
+)
 from .test_tenant_isolation import OPERATIONS, PATH_PARAMS, PROBES, _call, _normalized, _path_params
 
 WALLED_PARAMS = ("case_id", "document_id", "job_id", "request_id", "conversation_id")
@@ -54,8 +63,10 @@ class Walled:
         firm = self.firm
         return [firm.marker, firm.only_case_name, firm.document_title, firm.request_id, firm.job_id]
 
-    def walled_ids(self) -> dict[str, set]:
-        return {"document": {self.firm.document_id}, "case": {self.firm.case_id, self.firm.only_case_id}}
+    def ids(self) -> dict[str, set]:
+        """The walled objects' ids by kind (as `foreign_ids` reads them)."""
+        firm = self.firm
+        return {"document": {firm.document_id}, "case": {firm.case_id, firm.only_case_id}, "api_key": set()}
 
     def callers(self) -> dict[str, object]:
         """Everyone in the firm who is not on the wall, as an API client."""
@@ -149,31 +160,8 @@ def _assert_nothing_walled(response, walled: Walled, where: str) -> None:
     shown = [secret for secret in walled.secrets() if secret and secret.casefold() in text.casefold()]
     assert not shown, f"{where} shows the walled matter's {shown}: {text[:800]}"
     if "json" in response.get("Content-Type", ""):
-        ids = _walled_ids_in(json.loads(text), walled.walled_ids())
+        ids = foreign_ids(json.loads(text), walled)
         assert not ids, f"{where} names walled objects {ids}: {text[:800]}"
-
-
-def _walled_ids_in(payload, ids: dict[str, set]) -> list:
-    keys = {
-        "document": {"document_id", "document_ids", "documents_retrieved", "documents_used"},
-        "case": {"case_id", "case_ids"},
-    }
-    found = []
-
-    def visit(node):
-        if isinstance(node, dict):
-            for key, value in node.items():
-                for kind, names in keys.items():
-                    if key in names:
-                        values = value if isinstance(value, list) else [value]
-                        found.extend((key, v) for v in values if v in ids[kind])
-                visit(value)
-        elif isinstance(node, list):
-            for item in node:
-                visit(item)
-
-    visit(payload)
-    return found
 
 
 def _walled_rows(walled: Walled) -> tuple:

@@ -187,18 +187,19 @@ def test_probes_that_match_and_miss_a_confidential_document_look_the_same(
     confidential text and one that does not give the same answer, flags, provenance and prompt
     (issue #33: "4,750,000" gave documents_retrieved [6], "4,750,001" gave [])."""
 
-    def probe(words: str) -> dict:
-        ctx = run_query(
+    def ask(words: str, **options):
+        return run_query(
             tenant=tenant,
             question=words,
             user_id=viewer.pk,
             search_mode=mode,
             agentic=agentic,
             filters={"document_ids": [settlement.pk]},
-            use_cache=False,
-            dry_run=True,
-        )
-        dump = json.dumps(ctx.result, default=str).replace(words, "<probe>")
+            **options,
+        ).result
+
+    def probe(words: str) -> dict:
+        dump = json.dumps(ask(words, use_cache=False, dry_run=True), default=str).replace(words, "<probe>")
         dump = re.sub(r'boundary=\\"[a-z-]+\\"', "boundary", dump)  # chosen at random per request
         return _without_timings(json.loads(dump))
 
@@ -206,22 +207,7 @@ def test_probes_that_match_and_miss_a_confidential_document_look_the_same(
     assert hit["provenance"] == miss["provenance"]
     assert hit == miss
     assert probe("Nightingale") == probe("Nightjar")
-    answered = run_query(
-        tenant=tenant,
-        question="7,250,000",
-        user_id=viewer.pk,
-        search_mode=mode,
-        agentic=agentic,
-        filters={"document_ids": [settlement.pk]},
-    ).result
-    missed = run_query(
-        tenant=tenant,
-        question="7,250,001",
-        user_id=viewer.pk,
-        search_mode=mode,
-        agentic=agentic,
-        filters={"document_ids": [settlement.pk]},
-    ).result
+    answered, missed = ask("7,250,000"), ask("7,250,001")
     assert answered["answer"] == missed["answer"]
     assert answered["provenance"]["not_found_reason"] == missed["provenance"]["not_found_reason"]
     assert answered["provenance"]["documents_retrieved"] == missed["provenance"]["documents_retrieved"] == []
