@@ -35,8 +35,9 @@ MODEL_NAME = "ms-marco-MiniLM-L-12-v2"
 MAX_TOKENS = 160
 # The question's share of a pair at most: the window is truncated to fit ("only_second"), which
 # fails when the question alone fills the pair (a 200-character question in Chinese, a long run of
-# digits). A longer question is read up to this many tokens.
-MAX_QUESTION_TOKENS = 96
+# digits). A longer question is read up to this many tokens, leaving the window a few; a question
+# of up to 150 tokens (its clause wording included) is read whole, as before.
+MAX_QUESTION_TOKENS = MAX_TOKENS - 10
 
 
 def packaged_directory() -> Path | None:
