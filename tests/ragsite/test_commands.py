@@ -134,10 +134,10 @@ def test_a_failing_demo_document_is_reported_and_the_rest_still_load(settings, t
     monkeypatch.setattr(demo, "DEMO_DIR", folder)
     real_ingest = service._ingest
 
-    def crash_on_one(document):
+    def crash_on_one(document, **options):
         if document.original_filename == "crash.txt":
             raise RuntimeError("an unexpected bug")
-        return real_ingest(document)
+        return real_ingest(document, **options)
 
     monkeypatch.setattr(service, "_ingest", crash_on_one)
 

@@ -22,7 +22,9 @@ def main(slug: str) -> None:
     from tests.rag.pipeline.conftest import ingest_msa
 
     tenant = tenant_services.tenant_create(slug=slug, name=f"{slug.title()} LLP")
-    _, api_key = tenant_services.api_key_create(tenant=tenant, name="fairness tests", role=Role.MEMBER)
+    _, api_key = tenant_services.api_key_create(
+        tenant=tenant, name="fairness tests", role=Role.MEMBER, created_via="test"
+    )
     case, _ = ingest_msa(tenant, case_name=f"{slug} matter")
     print(json.dumps({"api_key": api_key, "tenant_id": tenant.pk, "case_id": case.pk}))
 

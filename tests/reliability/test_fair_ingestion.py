@@ -156,10 +156,11 @@ def test_the_bomb_is_refused_and_another_firm_is_served_while_one_firm_floods_in
 def test_a_document_past_the_time_limit_fails_and_the_worker_goes_on(stack, firm_b, start_pool):
     # The limit travels with the task (Celery puts a task's limits in its message): the web app that
     # queues the turn and the worker both run with it, as one deployment's settings would.
-    limited = {"RAG_INGEST_TIME_LIMIT": "15"}
+    # Far more work than the limit allows however idle the machine (600 passages took ~15 s here).
+    limited = {"RAG_INGEST_TIME_LIMIT": "10"}
     web = stack.start_web(**limited)
     start_pool("ingest", **limited)
-    slow = _upload(web, stack.seed["case_id"], "slow.txt", _long_contract(passages=600))
+    slow = _upload(web, stack.seed["case_id"], "slow.txt", _long_contract(passages=2400))
     small = _upload(firm_b, firm_b.case_id, "next.txt", b"Firm B: payment is due in thirty days.")
     failed = wait_until(lambda: _finished(web, slow), timeout=90, message="the slow document ends")
     assert (failed["status"], failed["error_type"], failed["chunk_count"]) == ("failed", "IngestTimeout", 0)
