@@ -4,7 +4,7 @@ Mitigations, in the spec's order, when a check fails (rag.pipeline.verify):
 1. **re-run**: ask again with the strict prompt and a note on what was wrong, up to
    RAG_MAX_RETRIES_ON_HALLUCINATION times; the reply with the fewest problems is kept.
 2. **removed**: citations naming no source, and citations whose quote is not in their source,
-   are stripped from the answer.
+   are stripped from the answer; a sentence quoting a planted instruction goes with its citation.
 3. **disclaimer**: what could not be verified is said in the disclaimer; `needs_verification`.
 
 Then the answer is "I don't know" (answer None) when the model said so, when no valid citation
@@ -22,7 +22,7 @@ from rag.llm import Generation
 from ..context import QueryContext
 from ..follow_ups import generic_follow_ups
 from ..postprocess import MARKER, ProcessedAnswer, marker_tokens, process
-from ..verify import Verification, verify
+from ..verify import Verification, cited_sentences, verify
 from .generate import call_model
 from .prompt import build_prompt
 
@@ -135,9 +135,17 @@ def _remove_bad_citations(ctx: QueryContext) -> None:
     if not bad:
         return
     processed.citations = [c for c in processed.citations if c.token not in bad]
+    if processed.answer and verification.quoted_instructions:
+        processed.answer = without_sentences_citing(processed.answer, set(verification.quoted_instructions))
     if processed.answer:
         processed.answer = strip_citations(processed.answer, bad)
     ctx.mitigation.append("removed")
+
+
+def without_sentences_citing(answer: str, tokens: set[str]) -> str:
+    """`answer` without its sentences citing `tokens`: a planted instruction a model quoted is not
+    repeated to the reader, even with its citation removed (issue #33)."""
+    return " ".join(sentence for sentence, cited in cited_sentences(answer) if not tokens & set(cited))
 
 
 def strip_citations(answer: str, tokens: set[str]) -> str:
