@@ -160,5 +160,5 @@ def test_a_quoted_instruction_is_not_repeated_beside_a_sound_quote(name, contrac
     assert response.status_code == 200, body_text(response)
     result = response.json()
     planted = {"same-paragraph": SHOP, "next-paragraph": PWNED, "offensive": OFFENSIVE}[name]
+    assert result["citations"] and result["answer"], result  # the sound quote stands
     assert planted not in json.dumps(result), result
-    assert all(planted not in citation["snippet"] for citation in result["citations"])
