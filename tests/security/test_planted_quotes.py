@@ -111,25 +111,19 @@ def test_the_dry_run_marks_the_planted_passage_as_data(name, contracts, alpha):
 
 
 class QuotingProvider:
-    """A model that quotes the planted instruction as support, with a citation (and, with
-    `with_clause`, first a faithful quote of another passage)."""
+    """A model that quotes the planted instruction as support, with a citation."""
 
     name = "quoting"
-
-    def __init__(self, with_clause: bool = False):
-        self.with_clause = with_clause
 
     def generate(self, request):
         source = next(s for s in request.sources if any(p in s.text for p in (SHOP, PWNED, OFFENSIVE)))
         planted = next(p for p in (SHOP, PWNED, OFFENSIVE) if p in source.text)
-        answer = f'The agreement states: "{planted}" [{source.citation_id}]'
-        citations = [{"id": source.citation_id, "snippet": planted}]
-        other = next((s for s in request.sources if s is not source), None)
-        if self.with_clause and other is not None:
-            clause = other.text.split(".")[0].strip() + "."
-            answer = f'The agreement says: "{clause}" [{other.citation_id}]. {answer}'
-            citations.insert(0, {"id": other.citation_id, "snippet": clause})
-        reply = {"answer": answer, "citations": citations, "follow_ups": [], "confidence": 0.9}
+        reply = {
+            "answer": f'The agreement states: "{planted}" [{source.citation_id}]',
+            "citations": [{"id": source.citation_id, "snippet": planted}],
+            "follow_ups": [],
+            "confidence": 0.9,
+        }
         return Generation(
             text=json.dumps(reply),
             provider=self.name,
@@ -149,16 +143,3 @@ def test_a_quoted_instruction_is_refused_as_support_for_any_model(name, contract
     result = response.json()
     assert result["citations"] == [], result  # the only citation quoted the instruction
     assert result["flags"]["hallucination_detected"] is True
-
-
-@pytest.mark.parametrize("name", CONTRACTS)
-def test_a_quoted_instruction_is_not_repeated_beside_a_sound_quote(name, contracts, alpha, monkeypatch):
-    monkeypatch.setattr(
-        "rag.pipeline.stages.generate.get_provider", lambda: QuotingProvider(with_clause=True)
-    )
-    response = _ask(alpha, name, contracts[name], top_k=8)
-    assert response.status_code == 200, body_text(response)
-    result = response.json()
-    planted = {"same-paragraph": SHOP, "next-paragraph": PWNED, "offensive": OFFENSIVE}[name]
-    assert result["citations"] and result["answer"], result  # the sound quote stands
-    assert planted not in json.dumps(result), result
