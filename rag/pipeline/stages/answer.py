@@ -145,7 +145,19 @@ def _remove_bad_citations(ctx: QueryContext) -> None:
 def without_sentences_citing(answer: str, tokens: set[str]) -> str:
     """`answer` without its sentences citing `tokens`: a planted instruction a model quoted is not
     repeated to the reader, even with its citation removed (issue #33)."""
-    return " ".join(sentence for sentence, cited in cited_sentences(answer) if not tokens & set(cited))
+    starts, position = [], 0
+    for sentence, cited in cited_sentences(answer):
+        start = answer.find(sentence, position)
+        if start < 0:  # cannot be placed: the citation is gone already, the words are left
+            return answer
+        starts.append((start, cited))
+        position = start + len(sentence)
+    # Each sentence runs to the next one's start, so the markers after it go (or stay) with it.
+    ends = [start for start, _ in starts[1:]] + [len(answer)]
+    kept = [
+        answer[start:end] for (start, cited), end in zip(starts, ends, strict=True) if not tokens & set(cited)
+    ]
+    return (answer[: starts[0][0]] if starts else "") + "".join(kept).strip()
 
 
 def strip_citations(answer: str, tokens: set[str]) -> str:
