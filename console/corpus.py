@@ -87,7 +87,7 @@ class ConsoleCaseAdmin(ActiveTenantForms, TenantScopedAdmin):
     `case_delete` (with every document, passage and stored file), and "reindex"."""
 
     form = CaseForm
-    list_display = ["name", "client", "documents", "wall", "created_at"]
+    list_display = ["name", "client_shown", "documents", "wall", "created_at"]
     list_filter = ["walled"]
     search_fields = ["name", "client"]
     search_help_text = "Words of the case's name or client."
@@ -101,6 +101,16 @@ class ConsoleCaseAdmin(ActiveTenantForms, TenantScopedAdmin):
 
     def _hidden(self, request) -> frozenset[int]:
         return selectors.walled_case_ids(tenant=self.active_tenant(request), user_id=request.user.pk)
+
+    @admin.display(description="Client", ordering="client")
+    def client_shown(self, obj):
+        return "-" if obj.walled else obj.client  # what a walled matter is about stays behind the wall
+
+    def get_fields(self, request, obj=None):
+        # A case walled off from the admin: its name and its wall, to manage it; nothing it is about.
+        if obj is not None and obj.pk in self._hidden(request):
+            return ["name", "walled", "wall_members"]
+        return super().get_fields(request, obj)
 
     @admin.display(description="Ethical wall", ordering="walled")
     def wall(self, obj):
@@ -128,7 +138,8 @@ class ConsoleCaseAdmin(ActiveTenantForms, TenantScopedAdmin):
 
     def save_model(self, request, obj, form, change):
         tenant = self.active_tenant(request)
-        values = {name: form.cleaned_data[name] for name in case_services.CASE_UPDATABLE_FIELDS}
+        fields = case_services.CASE_UPDATABLE_FIELDS
+        values = {name: form.cleaned_data[name] for name in fields if name in form.cleaned_data}
         if change:
             saved = case_services.case_update(tenant=tenant, case_id=obj.pk, data=values)
         else:

@@ -99,6 +99,9 @@ def walled(world, django_db_blocker) -> Walled:
         assert response.status_code == 201, response.content
         open_case_id = response.json()["id"]
         open_document = upload_ready(member, open_case_id, "consulting.txt", OPEN_TEXT.encode())
+        Case.objects.filter(pk=firm.only_case_id).update(
+            client=f"Client of {firm.marker}", description=f"What {firm.marker} is about"
+        )
         for case_id in (firm.case_id, firm.only_case_id):
             case_services.case_wall_set(tenant=tenant, case_id=case_id, walled=True, members=[insider])
         # The controls: asked after the wall went up, about the open matter only.
@@ -319,6 +322,23 @@ def test_the_console_lists_walls_but_not_what_is_behind_them(walled):
     assert documents.status_code == 200
     assert walled.firm.document_title not in body_text(documents)
     assert client.get(f"/manage/rag/document/{walled.firm.document_id}/change/").status_code == 404
+    # The walled case's page: its name and its wall, nothing of what it is about.
+    page = client.get(f"/manage/rag/case/{walled.firm.only_case_id}/change/")
+    assert page.status_code == 200 and walled.firm.only_case_name in body_text(page)
+    assert walled.firm.marker not in body_text(page) and walled.firm.marker not in body_text(cases)
+    # Adding a member to the wall goes through the service and works from this page.
+    response = client.post(
+        f"/manage/rag/case/{walled.firm.only_case_id}/change/",
+        {
+            "name": walled.firm.only_case_name,
+            "walled": "on",
+            "wall_members": [walled.insider.pk, walled.outsider_member.pk],
+        },
+    )
+    assert response.status_code == 302, body_text(response)[:500]
+    members = set(Case.objects.get(pk=walled.firm.only_case_id).wall_members.values_list("pk", flat=True))
+    assert members == {walled.insider.pk, walled.outsider_member.pk}
+    assert Case.objects.get(pk=walled.firm.only_case_id).description.startswith("What")  # kept
 
 
 @pytest.mark.django_db
