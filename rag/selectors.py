@@ -231,12 +231,13 @@ def document_ids_within(*, tenant: Tenant, filters: SearchFilters) -> QuerySet:
     holding only what a reader sees are read off the documents table (the same documents, without
     a scan of every passage: the visibility is a document's, copied onto its passages)."""
     if filters.visibility is not None and dataclasses.replace(filters, visibility=None).is_empty():
-        return _visible_document_ids(tenant, filters.visibility)
+        return document_ids_visible(tenant=tenant, visibility=filters.visibility)
     chunks = owned_list(Chunk, tenant=tenant).filter(filters.as_q()).order_by()
     return chunks.values_list("document_id", flat=True).distinct()
 
 
-def _visible_document_ids(tenant: Tenant, visibility: Visibility) -> QuerySet:
+def document_ids_visible(*, tenant: Tenant, visibility: Visibility) -> QuerySet:
+    """Ids of the tenant's documents with passages that a reader who sees `visibility` may see."""
     documents = owned_list(Document, tenant=tenant).exclude(case_id__in=sorted(visibility.walled_case_ids))
     if visibility.readable_confidential is not None:
         documents = documents.exclude(

@@ -251,6 +251,7 @@ class _Profiles:
     """BM25 statistics over one tenant's document profiles."""
 
     def __init__(self, rows: list[tuple[int, str, list[str]]]):
+        self.rows = rows
         self.titles = {pk: title for pk, title, _ in rows}
         self.term_counts = {pk: Counter(words) for pk, _, words in rows}
         self.lengths = {pk: len(words) for pk, _, words in rows}
@@ -293,7 +294,7 @@ class _Profiles:
         return result
 
 
-_cache: OrderedDict[tuple[int, int], _Profiles] = OrderedDict()
+_cache: OrderedDict[tuple[int, int, frozenset[int]], _Profiles] = OrderedDict()
 _cache_lock = threading.Lock()
 _CACHE_TENANTS = 16
 
@@ -305,29 +306,46 @@ def _profile_words(title: str, filename: str, doc_type: str, year, metadata, hea
     return tokens(" ".join(parts))
 
 
-def _profiles(tenant: Tenant, index_version: int) -> _Profiles:
-    """The tenant's profiles, built once per corpus version (the version bumps on every change)."""
-    key = (tenant.pk, index_version)
+def _profiles(tenant: Tenant, index_version: int, hidden: frozenset[int] = frozenset()) -> _Profiles:
+    """The tenant's profiles, built once per corpus version (the version bumps on every change),
+    without the documents in `hidden` (see `_profiles_seen_by`)."""
+    key = (tenant.pk, index_version, hidden)
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)
             return _cache[key]
-    documents = (
-        owned_list(Document, tenant=tenant)
-        .filter(status=DocumentStatus.READY)
-        .annotate(head=Left("text", PROFILE_TEXT_CHARS))
-        .values_list("pk", "title", "original_filename", "doc_type", "document_date", "metadata", "head")
-    )
-    rows = [
-        (pk, title, _profile_words(title, filename, doc_type, date.year if date else "", metadata, head))
-        for pk, title, filename, doc_type, date, metadata, head in documents
-    ]
+    if hidden:
+        rows = [row for row in _profiles(tenant, index_version).rows if row[0] not in hidden]
+    else:
+        documents = (
+            owned_list(Document, tenant=tenant)
+            .filter(status=DocumentStatus.READY)
+            .annotate(head=Left("text", PROFILE_TEXT_CHARS))
+            .values_list("pk", "title", "original_filename", "doc_type", "document_date", "metadata", "head")
+        )
+        rows = [
+            (pk, title, _profile_words(title, filename, doc_type, date.year if date else "", metadata, head))
+            for pk, title, filename, doc_type, date, metadata, head in documents
+        ]
     profiles = _Profiles(rows)
     with _cache_lock:
         _cache[key] = profiles
         while len(_cache) > _CACHE_TENANTS:
             _cache.popitem(last=False)
     return profiles
+
+
+def _profiles_seen_by(tenant: Tenant, index_version: int, filters: SearchFilters | None) -> _Profiles:
+    """The profiles as the request's reader may know them: a document they may not see (a
+    confidential one they may not read, one behind a wall) weighs in no word's statistics, so which
+    visible document a reference routes to never depends on what hidden ones say."""
+    profiles = _profiles(tenant, index_version)
+    visibility = filters.visibility if filters is not None else None
+    if visibility is None or not visibility.restricts():
+        return profiles
+    visible = set(selectors.document_ids_visible(tenant=tenant, visibility=visibility))
+    hidden = frozenset(pk for pk in profiles.titles if pk not in visible)
+    return _profiles(tenant, index_version, hidden) if hidden else profiles
 
 
 def _allowed_documents(tenant: Tenant, filters: SearchFilters | None) -> set[int] | None:
@@ -370,7 +388,7 @@ def route(*, tenant: Tenant, query: str, index_version: int, filters: SearchFilt
     words = tokens(split.reference) if split.explicit else _names(split.question)
     if not words:
         return Routing(split.reference, split.question)
-    profiles = _profiles(tenant, index_version)
+    profiles = _profiles_seen_by(tenant, index_version, filters)
     if not split.explicit:
         # Capitalised words that no document contains ("IP", "Who") say nothing about which
         # document is meant; a reference phrase's unknown words do (a contract not in the corpus).
