@@ -47,7 +47,9 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
             return []
-        return ["tenant", "masked", *PROVENANCE, "created_at", "last_used_at", "revoked_at"]
+        # A key's role is fixed when it is made (and capped at its maker's then): another role is
+        # another key, so an edit here never raises a key past its maker.
+        return ["tenant", "role", "masked", *PROVENANCE, "created_at", "last_used_at", "revoked_at"]
 
     @admin.display(description="Key")
     def masked(self, obj):

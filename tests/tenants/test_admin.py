@@ -52,6 +52,20 @@ def test_admin_creates_a_key_and_shows_it_once(admin_client_, tenant):
         assert raw_key.split("_", 2)[2] not in admin_client_.get(url).content.decode()
 
 
+def test_an_existing_keys_role_cannot_be_raised_in_the_admin(admin_client_, tenant, make_key_client):
+    """A key's role is fixed when it is made (capped at its maker's): editing it here could raise a
+    member's key to admin (issue #33, keys follow their people)."""
+    client = make_key_client(tenant, role="member")
+    key = ApiKey.objects.get(prefix=client.raw_key.split("_")[1])
+    response = admin_client_.post(
+        f"/admin/tenants/apikey/{key.pk}/change/", {"name": "renamed", "role": "owner"}, follow=True
+    )
+    assert response.status_code == 200
+    key.refresh_from_db()
+    assert (key.name, key.role) == ("renamed", "member")
+    assert client.get("/api/v1/tenants/current").json()["role"] == "member"
+
+
 def test_admin_revoke_action(admin_client_, tenant, make_key_client):
     client = make_key_client(tenant)
     key = ApiKey.objects.get(prefix=client.raw_key.split("_")[1])
