@@ -95,7 +95,8 @@ class Case(TenantOwned):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     # An ethical wall: only `wall_members` see a walled case, its documents, answers and exports;
-    # to everyone else in the firm (admins included) it does not exist (rag.walls).
+    # to everyone else in the firm (admins included) it does not exist. Set through
+    # `rag.services.case_wall_set`; searches leave it out through `SearchFilters.visibility`.
     walled = models.BooleanField(default=False, help_text="Behind an ethical wall: only its members see it.")
     wall_members = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="+")
 

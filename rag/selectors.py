@@ -77,7 +77,7 @@ def case_get_with_document_count(*, tenant: Tenant, case_id, hidden_cases: Colle
 def walled_case_ids(*, tenant: Tenant, user_id: int | None) -> frozenset[int]:
     """The tenant's cases behind an ethical wall `user_id` is not a member of (all walled cases
     for an API key, `user_id` None: a wall names people). Admins are walled off too: walls are
-    about conflicts, not rank (they manage walls in the firm console, rag.walls)."""
+    about conflicts, not rank (they manage walls in the firm console, `rag.services.case_wall_set`)."""
     walled = owned_list(Case, tenant=tenant).filter(walled=True)
     if user_id is not None:
         walled = walled.exclude(wall_members__pk=user_id)

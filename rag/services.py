@@ -27,7 +27,7 @@ def _case_save(case: Case) -> Case:
     """Validate and save; a name the tenant already uses is a Conflict (409), not a bad input (400)."""
     # The model's one constraint, the unique name, is checked below to answer with Conflict.
     case.full_clean(validate_constraints=False)
-    # Names are unique among the cases everyone sees; a walled case's may repeat one (rag.walls).
+    # Names are unique among the cases everyone sees; a walled case's may repeat one (`case_wall_set`).
     holder = None if case.walled else selectors.case_find_by_name(tenant=case.tenant, name=case.name)
     if holder is not None and holder.pk != case.pk:
         raise _name_taken(case.name)

@@ -17,8 +17,8 @@ from __future__ import annotations
 import dataclasses
 
 from rag import selectors
-from rag.retrieval.filters import MAX_ID, SearchFilters, Visibility
-from rag.retrieval.service import Reader
+from rag.retrieval.filters import MAX_ID, SearchFilters
+from rag.retrieval.service import Reader, reader_visibility
 from ragsite.exceptions import NotFound
 from tenants.models import Tenant
 
@@ -50,13 +50,6 @@ def scope_resolve(*, tenant: Tenant, config: QueryConfig, reader: Reader | None 
     withheld = selectors.withheld_within(tenant=tenant, filters=filters)
     filters = dataclasses.replace(filters, visibility=dataclasses.replace(visibility, withheld=withheld))
     return dataclasses.replace(config, filters=filters, source=None)
-
-
-def reader_visibility(*, tenant: Tenant, reader: Reader) -> Visibility:
-    """What `reader` may see of `tenant` (rag.selectors.reader_visibility)."""
-    return selectors.reader_visibility(
-        tenant=tenant, user_id=reader.user_id, reads_all_confidential=reader.reads_all_confidential
-    )
 
 
 def _unknown_text(name: str, ids: list[int]) -> str:

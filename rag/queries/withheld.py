@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rag import selectors as rag_selectors
 from rag.models import Document, Sensitivity
 from rag.retrieval.filters import Visibility
+from rag.retrieval.service import reader_visibility
 from ragsite.exceptions import NotFound
 from tenants.selectors import owned_list
 
@@ -23,14 +23,6 @@ WITHHELD_NOTICE = (
     "This answer drew on a confidential document you can no longer read, so its text is withheld."
 )
 WALLED, CONFIDENTIAL = "walled", "confidential"
-
-
-def caller_visibility(caller: Caller) -> Visibility:
-    """What `caller` may see of their tenant now."""
-    reader = caller.reader
-    return rag_selectors.reader_visibility(
-        tenant=caller.tenant, user_id=reader.user_id, reads_all_confidential=reader.reads_all_confidential
-    )
 
 
 def documents_of(result: dict | None, *extra: Iterable[int]) -> set[int]:
@@ -56,7 +48,7 @@ def hidden_kinds(caller: Caller, documents: dict[object, set[int]]) -> dict[obje
     wanted = set().union(*documents.values()) if documents else set()
     if not wanted:
         return {}
-    visibility = caller_visibility(caller)
+    visibility = reader_visibility(tenant=caller.tenant, reader=caller.reader)
     rows = (
         owned_list(Document, tenant=caller.tenant)
         .filter(pk__in=wanted)

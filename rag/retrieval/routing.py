@@ -18,6 +18,7 @@ corpus-wide one, so a wrong guess costs rank, not recall.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import threading
@@ -335,23 +336,35 @@ def _profiles(tenant: Tenant, index_version: int, hidden: frozenset[int] = froze
     return profiles
 
 
-def _profiles_seen_by(tenant: Tenant, index_version: int, filters: SearchFilters | None) -> _Profiles:
-    """The profiles as the request's reader may know them: a document they may not see (a
-    confidential one they may not read, one behind a wall) weighs in no word's statistics, so which
-    visible document a reference routes to never depends on what hidden ones say."""
-    profiles = _profiles(tenant, index_version)
+def _visible_documents(tenant: Tenant, filters: SearchFilters | None) -> set[int] | None:
+    """The documents the request's reader may see (None: every one)."""
     visibility = filters.visibility if filters is not None else None
     if visibility is None or not visibility.restricts():
+        return None
+    return set(selectors.document_ids_visible(tenant=tenant, visibility=visibility))
+
+
+def _profiles_seen_by(tenant: Tenant, index_version: int, visible: set[int] | None) -> _Profiles:
+    """The profiles as the request's reader may know them (`visible`: the documents they may see,
+    None: every one): a document they may not see (a confidential one they may not read, one behind
+    a wall) weighs in no word's statistics, so which visible document a reference routes to never
+    depends on what hidden ones say."""
+    profiles = _profiles(tenant, index_version)
+    if visible is None:
         return profiles
-    visible = set(selectors.document_ids_visible(tenant=tenant, visibility=visibility))
     hidden = frozenset(pk for pk in profiles.titles if pk not in visible)
     return _profiles(tenant, index_version, hidden) if hidden else profiles
 
 
-def _allowed_documents(tenant: Tenant, filters: SearchFilters | None) -> set[int] | None:
-    """Documents that still have chunks under `filters` (None: no restriction)."""
+def _allowed_documents(
+    tenant: Tenant, filters: SearchFilters | None, visible: set[int] | None
+) -> set[int] | None:
+    """Documents that still have chunks under `filters` (None: no restriction); `visible` when the
+    filters hold nothing but what the reader may see."""
     if filters is None or filters.is_empty():
         return None
+    if visible is not None and dataclasses.replace(filters, visibility=None).is_empty():
+        return visible
     return set(selectors.document_ids_within(tenant=tenant, filters=filters))
 
 
@@ -388,7 +401,8 @@ def route(*, tenant: Tenant, query: str, index_version: int, filters: SearchFilt
     words = tokens(split.reference) if split.explicit else _names(split.question)
     if not words:
         return Routing(split.reference, split.question)
-    profiles = _profiles_seen_by(tenant, index_version, filters)
+    visible = _visible_documents(tenant, filters)
+    profiles = _profiles_seen_by(tenant, index_version, visible)
     if not split.explicit:
         # Capitalised words that no document contains ("IP", "Who") say nothing about which
         # document is meant; a reference phrase's unknown words do (a contract not in the corpus).
@@ -397,7 +411,7 @@ def route(*, tenant: Tenant, query: str, index_version: int, filters: SearchFilt
         # "Can GA assign its rights under the agency agreement?": a party named outside the
         # reference tells two agency agreements apart (its rare names only: not "Law", "Term").
         words += [word for word in _names(split.question) if profiles.names_few(word)]
-    allowed = _allowed_documents(tenant, filters)
+    allowed = _allowed_documents(tenant, filters, visible)
     minimum = MIN_SCORE_WITH_REFERENCE if split.explicit else MIN_SCORE_WITHOUT_REFERENCE
     ranked = _ranked(profiles.scores(words, allowed))
     if not split.explicit and (not ranked or ranked[0][1] < minimum):

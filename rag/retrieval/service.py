@@ -47,7 +47,7 @@ from tenants.models import Role, Tenant
 from tenants.selectors import owned_list
 
 from . import ambiguity, legal_terms, ranking, snippets
-from .filters import SearchFilters
+from .filters import SearchFilters, Visibility
 from .hits import Hit
 from .hybrid import MODES, hybrid_search
 from .rerank import WindowScore, get_reranker, score_passages
@@ -256,11 +256,14 @@ def seen_by_reader(tenant: Tenant, filters: SearchFilters | None, reader: Reader
     filters = filters or SearchFilters()
     if filters.visibility is not None:
         return filters
-    reader = reader or Reader()
-    visibility = selectors.reader_visibility(
+    return filters.seen_by(reader_visibility(tenant=tenant, reader=reader or Reader()))
+
+
+def reader_visibility(*, tenant: Tenant, reader: Reader) -> Visibility:
+    """What `reader` may see of `tenant` now (rag.selectors.reader_visibility)."""
+    return selectors.reader_visibility(
         tenant=tenant, user_id=reader.user_id, reads_all_confidential=reader.reads_all_confidential
     )
-    return filters.seen_by(visibility)
 
 
 def _pool(candidate_pool: int | None) -> int:
