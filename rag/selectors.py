@@ -495,16 +495,19 @@ def audit_outside_walls(rows: QuerySet[AuditLog], hidden_cases: Collection[int])
     if not hidden_cases:
         return rows
     table, documents = AuditLog._meta.db_table, Document._meta.db_table
+    scoped_cases = f"{table}.options -> 'filters' -> 'case_ids'"
     about_walled = (
         f"NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text({table}.documents_retrieved || "  # noqa: S608
         f"{table}.documents_used) AS used(id) JOIN {documents} d ON d.id::text = used.id "
-        "WHERE d.case_id = ANY(%s))"
+        "WHERE d.case_id = ANY(%s)) "
+        # A question scoped to a walled case (its ids as numbers or strings, as the request gave
+        # them); a row without such a scope is kept (a JSON path that is missing is no match).
+        f"AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof({scoped_cases}) "
+        f"= 'array' THEN {scoped_cases} ELSE '[]'::jsonb END) AS scoped(id) WHERE scoped.id = ANY(%s))"
     )
-    scoped = Q()
-    for case_id in sorted(hidden_cases):
-        scoped |= Q(options__filters__case_ids__contains=[case_id])
+    walled = sorted(hidden_cases)
     # Bound parameters only; the table names come from the models' meta.
-    return rows.extra(where=[about_walled], params=[sorted(hidden_cases)]).exclude(scoped)  # noqa: S610
+    return rows.extra(where=[about_walled], params=[walled, [str(pk) for pk in walled]])  # noqa: S610
 
 
 def audit_get(*, tenant: Tenant, request_id: str, hidden_cases: Collection[int] = ()) -> AuditLog:

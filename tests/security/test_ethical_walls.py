@@ -229,6 +229,13 @@ def test_lists_and_searches_leave_the_walled_matter_out(walled):
             response = client.get(url, params)
             assert response.status_code == 200, (who, url, response.content)
             _assert_nothing_walled(response, walled, f"{who} GET {url} {params}")
+    # Controls: what is not walled stays listed (history, audit log, documents).
+    history = firm.client(Role.MEMBER).get("/api/v1/rag/queries").json()["results"]
+    assert walled.open_request_id in [row["request_id"] for row in history]
+    audit = firm.client(Role.ADMIN).get("/api/v1/rag/admin/audit").json()["results"]
+    assert walled.open_request_id in [row["request_id"] for row in audit]
+    documents = firm.client(Role.MEMBER).get("/api/v1/rag/documents").json()["results"]
+    assert walled.open_document_id in [row["id"] for row in documents]
     inside = walled.insider_client().get("/api/v1/rag/cases", {"q": firm.only_case_name})
     assert [row["id"] for row in inside.json()["results"]] == [firm.only_case_id]
 
