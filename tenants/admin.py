@@ -1,7 +1,10 @@
 """Django admin for tenants, memberships and API keys. A new key is shown once, in a message."""
 
+from django import forms
 from django.contrib import admin, messages
 from django.utils import timezone
+
+from ragsite.exceptions import ApplicationError
 
 from . import services
 from .models import ApiKey, Invitation, Membership, Tenant
@@ -32,12 +35,42 @@ class MembershipAdmin(admin.ModelAdmin):
 PROVENANCE = ["created_by", "created_by_key", "created_via"]
 
 
+class ApiKeyAddForm(forms.ModelForm):
+    """The add form: refuses, as a form error, a key its maker may not create (a staff user who is
+    not a superuser makes keys only for a firm they belong to, at most with their role there), so
+    nothing is created and the operator sees why (`services.api_key_create_check`)."""
+
+    maker = None  # the request's user, set by ApiKeyAdmin.get_form
+
+    class Meta:
+        model = ApiKey
+        fields = ["tenant", "name", "role"]
+
+    def clean(self):
+        cleaned = super().clean()
+        tenant, role = cleaned.get("tenant"), cleaned.get("role")
+        if tenant is None or not role:
+            return cleaned  # the field errors say why
+        try:
+            services.api_key_create_check(tenant=tenant, role=role, created_by=self.maker)
+        except ApplicationError as exc:
+            field = next((name for name in exc.details if name in self.fields), None)
+            self.add_error(field, exc.message)
+        return cleaned
+
+
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
     list_display = ["name", "tenant", "masked", "role", "created_at", "last_used_at", "revoked_at"]
     list_filter = ["tenant", "role"]
     search_fields = ["name", "prefix"]
     actions = ["revoke"]
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is not None:
+            return super().get_form(request, obj, change=change, **kwargs)
+        form = super().get_form(request, obj, change=change, form=ApiKeyAddForm, **kwargs)
+        return type(form.__name__, (form,), {"maker": request.user})
 
     def get_fields(self, request, obj=None):
         if obj is None:

@@ -174,14 +174,30 @@ def _creator_role(*, tenant: Tenant, created_by, created_by_key: ApiKey | None) 
     operator, or a command run on the server). `PermissionDenied` for a creator with no say here."""
     if created_by_key is not None:
         if created_by_key.tenant_id != tenant.pk or created_by_key.is_revoked:
-            raise PermissionDenied("This key cannot create keys for this firm.")
+            raise PermissionDenied(
+                "This key cannot create keys for this firm.", details={"tenant": "not_yours"}
+            )
         return created_by_key.role
     if created_by is None or created_by.is_superuser:
         return None
     role = selectors.membership_role_of(tenant=tenant, user=created_by)
     if role is None:
-        raise PermissionDenied(f"Only a member of {tenant.name} can create its keys.")
+        raise PermissionDenied(
+            f"Only a member of {tenant.name} can create its keys.", details={"tenant": "not_a_member"}
+        )
     return role
+
+
+def api_key_create_check(*, tenant: Tenant, role: str, created_by=None, created_by_key=None) -> None:
+    """Raise the error `api_key_create` would raise for these arguments, writing nothing:
+    `InvalidInput` for an unknown role, `PermissionDenied` for a creator with no say in `tenant`
+    (`details.tenant`) or a role above the creator's (`details.role`)."""
+    ceiling = _creator_role(tenant=tenant, created_by=created_by, created_by_key=created_by_key)
+    if ceiling is not None and Role.rank(_valid_role(role)) > Role.rank(ceiling):
+        raise PermissionDenied(
+            f"A {ceiling} credential cannot create a key with the {role} role.",
+            details={"role": "above_creator"},
+        )
 
 
 def api_key_create(
@@ -201,9 +217,7 @@ def api_key_create(
     at most its creator's (a key's, or the person's in this firm): `PermissionDenied` otherwise."""
     if not created_via:
         raise ValueError("api_key_create needs created_via: say what makes the key")
-    ceiling = _creator_role(tenant=tenant, created_by=created_by, created_by_key=created_by_key)
-    if ceiling is not None and Role.rank(_valid_role(role)) > Role.rank(ceiling):
-        raise PermissionDenied(f"A {ceiling} credential cannot create a key with the {role} role.")
+    api_key_create_check(tenant=tenant, role=role, created_by=created_by, created_by_key=created_by_key)
     if created_by_key is not None and created_by is None:
         created_by = created_by_key.created_by
     prefix, secret = ApiKey.generate()

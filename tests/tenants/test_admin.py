@@ -84,3 +84,53 @@ def test_a_new_keys_message_never_travels_in_a_cookie(admin_client_, tenant):
     shown = admin_client_.get(response["Location"]).content.decode()
     prefix = ApiKey.objects.get(name="cookie check").prefix
     assert f"lx_{prefix}_" in shown  # still shown once
+
+
+@pytest.fixture
+def staff_client(client, tenant):
+    """A staff user (not a superuser) allowed to add and view keys in the operator's admin, and a
+    member of `tenant`."""
+    from django.contrib.auth.models import Permission
+
+    from tests.factories import MembershipFactory
+
+    user = MembershipFactory(tenant=tenant, role="member").user
+    user.is_staff = True
+    user.save(update_fields=["is_staff"])
+    allowed = ["add_apikey", "view_apikey"]
+    user.user_permissions.add(
+        *Permission.objects.filter(content_type__app_label="tenants", codename__in=allowed)
+    )
+    client.force_login(user)
+    return client
+
+
+@pytest.mark.parametrize(
+    ("firm", "role", "field", "says"),
+    [
+        ("own", "admin", "role", "A member credential cannot create a key with the admin role."),
+        ("other", "viewer", "tenant", "Only a member of Globex Legal can create its keys."),
+    ],
+)
+def test_a_staff_user_cannot_create_a_key_above_their_role_and_is_told_on_the_form(
+    staff_client, tenant, other_tenant, firm, role, field, says
+):
+    """A staff user who is not a superuser creating a key above their own role (or for a firm they
+    are not in) gets a form error on the add page, not a 500 (#33), and no key is made."""
+    target = tenant if firm == "own" else other_tenant
+    response = staff_client.post(
+        "/admin/tenants/apikey/add/", {"tenant": target.pk, "name": "too high", "role": role}
+    )
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors == {field: [says]}
+    assert says in response.content.decode()
+    assert not ApiKey.objects.filter(name="too high").exists()
+
+
+def test_a_staff_user_creates_a_key_at_their_own_role(staff_client, tenant):
+    response = staff_client.post(
+        "/admin/tenants/apikey/add/", {"tenant": tenant.pk, "name": "mine", "role": "member"}
+    )
+    assert response.status_code == 302
+    key = ApiKey.objects.get(name="mine")
+    assert (key.tenant, key.role, key.created_via) == (tenant, "member", "operator admin")
