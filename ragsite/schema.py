@@ -1,6 +1,7 @@
 """OpenAPI generation tweaks."""
 
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import OpenApiResponse
 
 
 class LexragAutoSchema(AutoSchema):
@@ -41,6 +42,11 @@ ERROR_BODY_SCHEMA = {
     },
     "required": ["error_type", "message", "request_id", "details"],
 }
+
+
+def error_response(description: str) -> OpenApiResponse:
+    """An error response of the one error body (the `ErrorBody` component)."""
+    return OpenApiResponse(ERROR_BODY_REF, description=description)
 
 
 def add_error_responses(result, generator, request, public):

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
 
-from ragsite.schema import ERROR_BODY_REF
+from ragsite.schema import error_response  # noqa: F401  (the API modules import it from here)
 from tenants.api_base import StrictJSONParser, TenantApiView
 from tenants.models import Role
 
@@ -31,11 +30,6 @@ def paginated(view, queryset, serializer_class):
     paginator = Pagination()
     page = paginator.paginate_queryset(queryset, view.request, view=view)
     return paginator.get_paginated_response(serializer_class(page, many=True).data)
-
-
-def error_response(description: str) -> OpenApiResponse:
-    """An error response of the one error body (the `ErrorBody` component, ragsite.schema)."""
-    return OpenApiResponse(ERROR_BODY_REF, description=description)
 
 
 def page_serializer(row_serializer: type[serializers.Serializer]) -> type[serializers.Serializer]:
