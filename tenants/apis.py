@@ -1,18 +1,20 @@
-"""Tenant endpoints: who am I acting as, switch tenant (sessions), and API key management."""
+"""Tenant endpoints: who am I acting as, switch tenant (sessions), the signed-in person's own
+invitations and leaving a firm, and API key management."""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ragsite.exceptions import PermissionDenied
+from ragsite.exceptions import NotFound, PermissionDenied
+from ragsite.schema import error_response
 
-from . import selectors, services
+from . import invitations, selectors, services
 from .api_base import API_PARSERS, TenantApiView
-from .models import Role
-from .permissions import IsAuthenticatedUser
+from .models import InvitationStatus, Role
+from .permissions import IsAuthenticatedUser, IsPerson
 
 
 class TenantOutputSerializer(serializers.Serializer):
@@ -73,6 +75,118 @@ class TenantSwitchApi(APIView):
             user=request.user, session=request.session, slug=payload.validated_data["tenant"]
         )
         return Response({"tenant": TenantOutputSerializer(credential.tenant).data, "role": credential.role})
+
+
+# --- The signed-in person's invitations and firms ---------------------------------------------------
+# Session only: an API key belongs to a firm, not a person (403 PermissionDenied, `IsPerson`). The
+# rules are tenants.invitations' and tenants.services' (the same as the /accounts/firms/ page): an
+# invitation is answered only by the account it names, and someone else's invitation is the same
+# 404 as a missing one; the last owner cannot leave.
+
+_PERSON_ONLY = "PermissionDenied: an API key (it belongs to a firm, not a person)."
+_INVITATION_ID = OpenApiParameter(
+    "invitation_id", int, OpenApiParameter.PATH, description="The invitation's id."
+)
+_NO_SUCH_INVITATION = (
+    "No such invitation for you: missing, someone else's, answered, withdrawn or expired "
+    "(the same reply for each)."
+)
+
+
+class InvitationOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    tenant = TenantOutputSerializer()
+    role = serializers.CharField(help_text="The role you would have in the firm.")
+    status = serializers.ChoiceField(choices=InvitationStatus.choices)
+    invited_by = serializers.SerializerMethodField(help_text="Who invited you; null if unknown.")
+    created_at = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField()
+
+    def get_invited_by(self, invitation) -> str | None:
+        inviter = invitation.invited_by
+        return (inviter.get_full_name() or inviter.get_username()) if inviter else None
+
+
+class MyInvitationListApi(APIView):
+    """GET: the signed-in user's open invitations (addressed to their account, in active firms)."""
+
+    permission_classes = [IsPerson]
+
+    @extend_schema(
+        operation_id="tenants_invitations_list",
+        responses={200: InvitationOutputSerializer(many=True), 403: error_response(_PERSON_ONLY)},
+    )
+    def get(self, request):
+        pending = selectors.invitation_list_for_user(user=request.user)
+        return Response(InvitationOutputSerializer(pending, many=True).data)
+
+
+def _answer_schema(answer: str, reply):
+    """The OpenAPI description of answering an invitation (`answer`: accept or decline)."""
+    return extend_schema(
+        operation_id=f"tenants_invitations_{answer}",
+        request=None,
+        parameters=[_INVITATION_ID],
+        responses={
+            200: reply,
+            403: error_response(_PERSON_ONLY),
+            404: error_response(_NO_SUCH_INVITATION),
+        },
+    )
+
+
+class MyInvitationAcceptApi(APIView):
+    """POST: accept one of your invitations; you become a member with its role. The active firm
+    does not change (switch when you choose to)."""
+
+    permission_classes = [IsPerson]
+
+    @_answer_schema("accept", MembershipListApi.OutputSerializer)
+    def post(self, request, invitation_id: int):
+        membership = invitations.invitation_accept(invitation_id=invitation_id, user=request.user)
+        return Response(MembershipListApi.OutputSerializer(membership).data)
+
+
+class MyInvitationDeclineApi(APIView):
+    """POST: decline one of your invitations; nothing else changes."""
+
+    permission_classes = [IsPerson]
+
+    @_answer_schema("decline", InvitationOutputSerializer)
+    def post(self, request, invitation_id: int):
+        declined = invitations.invitation_decline(invitation_id=invitation_id, user=request.user)
+        return Response(InvitationOutputSerializer(declined).data)
+
+
+class MembershipLeaveApi(APIView):
+    """POST: leave one of your firms (any role; the last owner must make someone else owner
+    first). Your API keys there are revoked; your account and other firms stay. Leaving the
+    session's active firm unsets it."""
+
+    permission_classes = [IsPerson]
+
+    @extend_schema(
+        operation_id="tenants_memberships_leave",
+        request=None,
+        parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH, description="The firm's slug.")],
+        responses={
+            204: None,
+            403: error_response(_PERSON_ONLY),
+            404: error_response("You are not a member of such a firm."),
+            409: error_response(
+                'Conflict: you are its last owner (details: {"membership": "last_owner"}); make '
+                "another member owner first."
+            ),
+        },
+    )
+    def post(self, request, slug: str):
+        membership = selectors.membership_list_for_user(user=request.user).filter(tenant__slug=slug).first()
+        if membership is None:
+            raise NotFound("Tenant not found.")
+        services.membership_leave(tenant=membership.tenant, user=request.user)
+        if request.session.get(services.SESSION_TENANT_KEY) == membership.tenant_id:
+            del request.session[services.SESSION_TENANT_KEY]
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class ApiKeyOutputSerializer(serializers.Serializer):

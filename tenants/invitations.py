@@ -201,16 +201,15 @@ def _close(invitation: Invitation, status: str) -> None:
 def _open_for(invitation: Invitation | None, user, *, via_link: bool) -> Invitation:
     """`invitation` when `user` may answer it now: open, and addressed to their account (in the
     app), or opened by its link (which proves the mailbox) when it names no account. `NotFound`
-    otherwise, the same for someone else's invitation and a missing one."""
+    otherwise, the same for someone else's invitation (open or not) and a missing one: in the app,
+    only the invitee learns that theirs is no longer valid."""
+    if not via_link and (invitation is None or invitation.user_id != user.pk):
+        raise NotFound("Invitation not found.")
     if invitation is None or not invitation.is_open or not invitation.tenant.is_active:
         raise NotFound("This invitation is no longer valid: it was answered, withdrawn or has expired.")
     if invitation.user_id == user.pk or (via_link and invitation.user_id is None):
         return invitation
-    if via_link:
-        raise PermissionDenied(
-            "This invitation is for another account: sign in with the account it was sent to."
-        )
-    raise NotFound("Invitation not found.")
+    raise PermissionDenied("This invitation is for another account: sign in with the account it was sent to.")
 
 
 @transaction.atomic

@@ -36,3 +36,18 @@ class IsAuthenticatedUser(BasePermission):
 
     def has_permission(self, request, view) -> bool:
         return bool(request.user and request.user.is_authenticated)
+
+
+class IsPerson(BasePermission):
+    """A signed-in person (a session), for what only a person does: answering their invitations,
+    leaving a firm. An API key belongs to a firm, not a person: 403 `PermissionDenied`."""
+
+    def has_permission(self, request, view) -> bool:
+        if not (request.user and request.user.is_authenticated):
+            return False  # DRF answers 401 Not Authenticated
+        if request.user.pk is None:
+            raise PermissionDenied(
+                "An API key belongs to a firm, not a person: invitations and leaving a firm are for "
+                "a signed-in user (session)."
+            )
+        return True

@@ -17,18 +17,20 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 import pytest
 import redis
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from rag.models import Document, DocumentStatus
 from tenants import services as tenant_services
-from tenants.models import Role
-from tests.factories import MembershipFactory, TenantFactory
+from tenants.models import Invitation, Role
+from tests.factories import MembershipFactory, TenantFactory, UserFactory
 
 QUESTION = "What is the project code name in the Master Supply Agreement?"
 CASE_NAME = "Acme v. Globex"  # both tenants have a case of this name
@@ -84,6 +86,7 @@ class TenantData:
             self.request_id,
             self.job_id,
             self.user.username,
+            self.extra.get("invitee", ""),
             *self.key_prefixes,
         ]
 
@@ -126,6 +129,16 @@ def _make_tenant(label: str, suffix: str) -> TenantData:
     user = MembershipFactory(tenant=tenant, role=Role.MEMBER).user
     user.username = f"{label}-user-{suffix}"
     user.save(update_fields=["username"])
+    # A pending invitation of this firm, to an account outside it (the person routes' sweep).
+    invitee = UserFactory(username=f"{label}-invitee-{suffix}")
+    invitation = Invitation.objects.create(
+        tenant=tenant,
+        identifier=invitee.username,
+        user=invitee,
+        email=invitee.email,
+        token_hash=Invitation.hash_token(uuid.uuid4().hex),
+        expires_at=timezone.now() + timedelta(days=7),
+    )
     return TenantData(
         label=label,
         tenant=tenant,
@@ -134,6 +147,7 @@ def _make_tenant(label: str, suffix: str) -> TenantData:
         key_ids=key_ids,
         key_prefixes=prefixes,
         user=user,
+        extra={"invitation_id": invitation.pk, "invitee": invitee.username},
     )
 
 

@@ -22,15 +22,19 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import URLPattern
+from django.utils import timezone
 from drf_spectacular.generators import SchemaGenerator
+from rest_framework.test import APIClient
 
 from rag.web import urls as web_urls
-from tenants.models import Role
+from tenants.models import Invitation, Membership, Role
+from tests.factories import TenantFactory
 
 from .conftest import QUESTION, TenantData, body_text, foreign_ids, leaked
 
@@ -116,6 +120,52 @@ PATH_PARAMS: dict[str, PathParam] = {
     ),
 }
 
+# The person routes' ids (see `_sweep_person_route`): bravo's object is checked unchanged in the
+# database (no API key reads it), and alpha's own is made in the test's transaction: alpha's
+# member answers an invitation addressed to them, or leaves alpha.
+
+
+def _invitation_for(user) -> int:
+    """A pending invitation to `user` from a third firm (made inside the test, rolled back)."""
+    from tenants.models import Invitation
+
+    third = TenantFactory()
+    invitation = Invitation.objects.create(
+        tenant=third,
+        identifier=user.username,
+        user=user,
+        token_hash=Invitation.hash_token(f"sweep-{third.slug}"),
+        expires_at=timezone.now() + timedelta(days=1),
+    )
+    return invitation.pk
+
+
+@dataclass(frozen=True)
+class PersonParam:
+    """A person route's path parameter: as `PathParam`, with `state(bravo)` reading bravo's object
+    from the database to check it survived."""
+
+    foreign: Callable[[TenantData], object]
+    own: Callable[[TenantData], object]
+    missing: object
+    state: Callable[[TenantData], list]
+
+
+PERSON_PARAMS: dict[str, PersonParam] = {
+    "invitation_id": PersonParam(
+        foreign=lambda b: b.extra["invitation_id"],
+        own=lambda a: _invitation_for(a.user),
+        missing=2_000_000_000,
+        state=lambda b: list(Invitation.objects.filter(pk=b.extra["invitation_id"]).values_list("status")),
+    ),
+    "slug": PersonParam(
+        foreign=lambda b: b.tenant.slug,
+        own=lambda a: a.tenant.slug,
+        missing="no-such-firm-anywhere",
+        state=lambda b: list(Membership.objects.filter(tenant=b.tenant).values_list("user_id", "role")),
+    ),
+}
+
 
 # --- How each operation is aimed at bravo ------------------------------------------------------
 
@@ -139,6 +189,7 @@ class Probe:
     expect: tuple[int, ...] = ()
     check: Callable | None = field(default=None)  # check(response, alpha, bravo) for alpha's admin
     echoed: Callable[[TenantData], list[str]] = lambda b: []  # bravo's strings alpha itself sends
+    person: bool = False  # a person's route: every key gets 403, swept with a session instead
 
 
 def _renamed(a, b) -> dict:
@@ -284,6 +335,15 @@ PROBES: dict[str, Probe] = {
         body=lambda a, b: {"tenant": b.tenant.slug},
         expect=(403,),
     ),
+    # A person's invitations and firms: session only (an API key is no person, 403).
+    "GET /api/v1/tenants/invitations": Probe("alpha's member's own invitations only", person=True),
+    "POST /api/v1/tenants/invitations/{invitation_id}/accept": Probe(
+        "accept bravo's invitation to someone else", person=True
+    ),
+    "POST /api/v1/tenants/invitations/{invitation_id}/decline": Probe(
+        "decline bravo's invitation to someone else", person=True
+    ),
+    "POST /api/v1/tenants/memberships/{slug}/leave": Probe("leave bravo, not being in it", person=True),
 }
 
 
@@ -353,7 +413,8 @@ def test_every_schema_operation_has_a_probe():
     assert not unprobed, f"Operations with no isolation probe (add them to PROBES): {unprobed}"
     assert not stale, f"PROBES names operations the schema no longer has: {stale}"
     params = {param for _, path in OPERATIONS for param in _path_params(path)}
-    assert params <= set(PATH_PARAMS), f"Path parameters with no foreign value: {params - set(PATH_PARAMS)}"
+    known = set(PATH_PARAMS) | set(PERSON_PARAMS)
+    assert params <= known, f"Path parameters with no foreign value: {params - known}"
     assert len(OPERATIONS) >= 38  # the sweep really read the schema (38 operations in 2026-11)
 
 
@@ -362,6 +423,9 @@ def test_no_operation_shows_or_touches_the_other_tenants_data(method, path, alph
     probe = PROBES.get(f"{method} {path}")
     assert probe is not None, f"{method} {path} has no isolation probe: add one to PROBES"
     params = _path_params(path)
+    if probe.person:
+        _sweep_person_route(method, path, params, probe, alpha, bravo)
+        return
     for param in params:
         assert param in PATH_PARAMS, f"{method} {path}: no foreign value for {{{param}}}"
 
@@ -408,6 +472,51 @@ def test_no_operation_shows_or_touches_the_other_tenants_data(method, path, alph
     # Control: alpha's own object is found through the same route, so the 404 above is isolation.
     control_role = Role.ADMIN if "/admin/" in path or "/api-keys" in path else Role.MEMBER
     own = _call(alpha.client(control_role), method, url(spec.own(alpha)), probe, alpha, bravo)
+    assert own.status_code < 400, (own.status_code, body_text(own)[:500])
+
+
+def _sweep_person_route(method, path, params, probe, alpha, bravo) -> None:
+    """A person's route (their invitations, leaving a firm). Every key of alpha, whatever its role,
+    gets the same 403 `PermissionDenied` for bravo's id and a missing one (a key is no person).
+    Alpha's member, signed in, gets the same answer for bravo's object and a missing one (404 for
+    an id), sees nothing of bravo, and leaves bravo's object as it was; their own is answered."""
+    session = APIClient()
+    session.force_login(alpha.user)
+    if not params:
+        for role in ROLES:
+            response = _call(alpha.client(role), method, path, probe, alpha, bravo)
+            assert response.status_code == 403, (role, response.status_code, body_text(response))
+            assert response.json()["error_type"] == "PermissionDenied"
+        response = _call(session, method, path, probe, alpha, bravo)
+        assert response.status_code == 200, body_text(response)
+        _assert_nothing_of(response, bravo, f"alpha's member {method} {path}")
+        return
+
+    (param,) = params
+    spec = PERSON_PARAMS[param]
+    before = spec.state(bravo)
+    assert before, f"control: bravo has the {param} probed"
+
+    def url(value) -> str:
+        return path.replace("{" + param + "}", str(value))
+
+    for role in ROLES:
+        client = alpha.client(role)
+        foreign = _call(client, method, url(spec.foreign(bravo)), probe, alpha, bravo)
+        missing = _call(client, method, url(spec.missing), probe, alpha, bravo)
+        assert _normalized(foreign, spec.foreign(bravo)) == _normalized(missing, spec.missing), role
+        assert foreign.status_code == 403 and foreign.json()["error_type"] == "PermissionDenied", role
+
+    foreign = _call(session, method, url(spec.foreign(bravo)), probe, alpha, bravo)
+    _assert_nothing_of(foreign, bravo, f"alpha's member {method} {url(spec.foreign(bravo))}")
+    missing = _call(session, method, url(spec.missing), probe, alpha, bravo)
+    assert _normalized(foreign, spec.foreign(bravo)) == _normalized(missing, spec.missing), (
+        "bravo's object and a missing one are answered differently"
+    )
+    assert foreign.status_code == 404 and foreign.json()["error_type"] == "NotFound", body_text(foreign)
+    assert spec.state(bravo) == before, f"{method} {path} changed bravo's object"
+
+    own = _call(session, method, url(spec.own(alpha)), probe, alpha, bravo)
     assert own.status_code < 400, (own.status_code, body_text(own)[:500])
 
 
