@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from django.urls import path
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
@@ -20,6 +20,7 @@ from tenants.api_base import MAX_JSON_DEPTH, TenantApiView, json_problem
 from tenants.models import Role
 
 from .. import access, selectors
+from ..ingest import attachments as attachments_split
 from ..ingest import edit
 from ..ingest import service as ingest
 from ..models import DocType, DocumentStatus, Sensitivity, SourceType
@@ -82,11 +83,25 @@ class DocumentOutputSerializer(serializers.Serializer):
         help_text="An e-mail's attachments stored as documents of their own, in upload order."
     )
 
+    attachments = serializers.SerializerMethodField(
+        help_text=(
+            "E-mails only (null for other documents): `pending` while the e-mail waits for its "
+            "ingestion job, which extracts its attachments in the background (so an upload answers "
+            "`pending` with `attachment_ids` still empty); `extracted` once it has, `attachment_ids` "
+            "then listing them (none if it had none it could index); `failed` when its ingestion "
+            "failed first (no attachment stored; uploading or reindexing it again retries)."
+        )
+    )
+
     def get_attachment_ids(self, document) -> list[int]:
         prefetched = getattr(document, "_prefetched_objects_cache", {}).get("attachments")
         if prefetched is not None:  # a list page (`_documents_page`)
             return [attachment.pk for attachment in prefetched]
         return selectors.document_attachment_ids(tenant=document.tenant, document_id=document.pk)
+
+    @extend_schema_field(serializers.ChoiceField(choices=attachments_split.SPLIT_STATES, allow_null=True))
+    def get_attachments(self, document) -> str | None:
+        return attachments_split.split_state(document)
 
 
 class UploadedDocumentOutputSerializer(DocumentOutputSerializer):
@@ -253,7 +268,8 @@ class CaseDocumentsApi(TenantApiView):
             "parts or RAG_EMAIL_MAX_NESTING levels of nesting is refused (422 EmailTooComplex, found "
             "by a quick scan; nothing stored); the background job parses it and stores its "
             "attachments as documents of their own (`parent_id` = the e-mail, listed in its "
-            "`attachment_ids`; quotas count them, else the e-mail fails with QuotaExceeded). "
+            "`attachment_ids`; quotas count them, else the e-mail fails with QuotaExceeded): this "
+            'reply says `attachments: "pending"` for it, and the e-mail `extracted` once they are. '
             "Ingestion runs in the background: poll `GET /api/v1/rag/documents/{id}`."
         ),
         examples=[

@@ -22,11 +22,34 @@ from django.conf import settings
 from ragsite.exceptions import ApplicationError
 
 from .. import selectors
-from ..models import Document
+from ..models import Document, DocumentStatus
 from . import limits
+from .extract.document import EML_MIME
 from .extract.email import EmailAttachment, email_attachments, email_title, parse_headers, sent_on
 
 logger = logging.getLogger(__name__)
+
+
+# Where an e-mail's attachments are (`split_state`): the worker has yet to split them off, it has
+# (the e-mail's attachment documents are all there is), or the e-mail failed before it could.
+PENDING, EXTRACTED, FAILED = "pending", "extracted", "failed"
+SPLIT_STATES = [
+    (PENDING, "Extracted in the background when the e-mail is indexed"),
+    (EXTRACTED, "Extracted: its attachment documents are listed"),
+    (FAILED, "Not extracted: the e-mail's ingestion failed first"),
+]
+
+
+def split_state(document: Document) -> str | None:
+    """Whether the worker has split off the attachments of `document`, an uploaded e-mail (None
+    for any other document). An upload answers before the worker parses the e-mail, so its
+    attachments are PENDING until the e-mail is first indexed (EXTRACTED from then on, a reindex
+    included), or FAILED if its ingestion failed first (nothing stored; retried as it is)."""
+    if document.mime_type != EML_MIME:
+        return None
+    if document.indexed_at is not None:
+        return EXTRACTED
+    return FAILED if document.status == DocumentStatus.FAILED else PENDING
 
 
 def email_depth(document: Document) -> int:

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from console.site import page_after_switch
 from rag import access, selectors, services
+from rag.ingest import attachments as attachments_split
 from rag.ingest import scans
 from rag.models import DocType, Sensitivity
 from rag.pipeline.config import MAX_REASONING_DEPTH
@@ -156,6 +157,7 @@ def document(request, document_id: int):
         low_ocr=low_ocr.items(),
         parent=parent,
         attachments=selectors.document_attachments(tenant=tenant, document_id=found.pk),
+        attachments_state=attachments_split.split_state(found),  # an e-mail's: pending until indexed
     )
     return render(request, "web/document.html", context)
 

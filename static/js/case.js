@@ -54,7 +54,10 @@
       if (!result.ok) return fail(ui, Lexrag.errorText(result));
       const doc = result.body;
       if (doc.status === "ready") {
-        ui.set(100, `Ready: ${doc.page_count} page(s), ${doc.chunk_count} passage(s)`, "ready");
+        // An e-mail's attachments were split off by its ingestion: each is a document of its own.
+        const attached = doc.attachments === "extracted" && doc.attachment_ids.length
+          ? `; ${doc.attachment_ids.length} attachment(s) added as documents` : "";
+        ui.set(100, `Ready: ${doc.page_count} page(s), ${doc.chunk_count} passage(s)${attached}`, "ready");
         return true;
       }
       if (doc.status === "failed") return fail(ui, doc.error_message || "The document could not be read.");
@@ -76,7 +79,7 @@
       ui.set(100, Lexrag.el("span", {}, "Already in this case, as ", link, ": nothing new was stored."), "duplicate");
       return "duplicate";
     }
-    ui.set(30, "Uploaded");
+    ui.set(30, doc.attachments === "pending" ? "Uploaded; its attachments are extracted while it is indexed" : "Uploaded");
     return follow(doc.id, ui);
   }
 

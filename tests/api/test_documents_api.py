@@ -29,7 +29,7 @@ DOCUMENT_KEYS = {
     *("source_type", "doc_type", "jurisdiction", "document_date", "sensitivity", "metadata"),
     *("status", "stage", "progress", "error_type", "error_message", "page_count", "chunk_count"),
     *("created_at", "updated_at", "indexed_at", "uploaded_by", "parent_id", "attachment_ids"),
-    "ocr_confidence",
+    *("ocr_confidence", "attachments"),
 }
 
 

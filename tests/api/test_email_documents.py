@@ -1,7 +1,8 @@
 """E-mails end to end: an uploaded .eml and its attachments become documents of the same case and
 tenant (real extraction, embeddings and pgvector), linked by `parent`; duplicates, quotas, nesting,
 deletion; the REST API and the staff UI show the link; another tenant finds none of it. The upload
-stores the e-mail only; the ingestion job parses it and stores its attachments (#33)."""
+stores the e-mail only; the ingestion job parses it and stores its attachments (#33), so the upload
+answers `attachments: "pending"` and the e-mail says `extracted` (or `failed`) once its job ran."""
 
 from __future__ import annotations
 
@@ -221,16 +222,22 @@ def test_ingest_now_ingests_the_attachments_too(case):
 # --- REST API and staff UI -------------------------------------------------------------------------
 
 
-def test_upload_through_the_api_returns_the_email_and_its_attachments(case, member_client, committed):
+def _post_email(client, case, committed):
+    """Upload the e-mail with attachments through the API, its ingestion run after the reply."""
     with committed():
-        response = member_client.post(
+        return client.post(
             f"{CASES}/{case.pk}/documents",
             {"files": [SimpleUploadedFile("mail.eml", _email_with_attachments())]},
             format="multipart",
         )
+
+
+def test_upload_through_the_api_returns_the_email_and_its_attachments(case, member_client, committed):
+    response = _post_email(member_client, case, committed)
     assert response.status_code == 201, response.json()
     (uploaded,) = response.json()["documents"]  # the e-mail; its job stored the attachments
     assert uploaded["mime_type"] == "message/rfc822" and uploaded["attachment_ids"] == []
+    assert uploaded["attachments"] == "pending"  # the reply says they come later, in the background
     family = [d.pk for d in _family(case, uploaded["id"])]
     documents = [member_client.get(f"{DOCUMENTS}/{document_id}").json() for document_id in family]
     email, pdf, notes, forwarded, terms = documents
@@ -239,14 +246,38 @@ def test_upload_through_the_api_returns_the_email_and_its_attachments(case, memb
     assert email["attachment_ids"] == [pdf["id"], notes["id"], forwarded["id"]]
     assert forwarded["attachment_ids"] == [terms["id"]] and pdf["attachment_ids"] == []
     assert email["mime_type"] == "message/rfc822" and email["document_date"] == "2025-03-04"
+    # E-mails say their attachments were extracted; other documents have none to extract.
+    assert [d["attachments"] for d in documents] == ["extracted", None, None, "extracted", None]
 
     detail = member_client.get(f"{DOCUMENTS}/{email['id']}").json()
     assert (detail["status"], detail["attachment_ids"]) == ("ready", email["attachment_ids"])
     assert member_client.get(f"{DOCUMENTS}/{notes['id']}").json()["parent_id"] == email["id"]
-    listed = member_client.get(f"{CASES}/{case.pk}/documents").json()["results"]
-    by_id = {d["id"]: d for d in listed}
-    assert by_id[email["id"]]["attachment_ids"] == email["attachment_ids"]
-    assert by_id[terms["id"]]["parent_id"] == forwarded["id"]
+    for listing in (f"{CASES}/{case.pk}/documents", f"{DOCUMENTS}?case_id={case.pk}"):
+        by_id = {d["id"]: d for d in member_client.get(listing).json()["results"]}
+        assert set(by_id) == set(family)
+        assert by_id[email["id"]]["attachment_ids"] == email["attachment_ids"]
+        assert by_id[email["id"]]["attachments"] == "extracted"
+        assert by_id[terms["id"]]["parent_id"] == forwarded["id"]
+
+
+@override_settings(RAG_TENANT_MAX_DOCUMENTS=3)
+def test_an_email_that_fails_before_its_attachments_are_split_says_so(case, member_client, committed):
+    response = _post_email(member_client, case, committed)
+    (uploaded,) = response.json()["documents"]
+    assert uploaded["attachments"] == "pending"
+    email = member_client.get(f"{DOCUMENTS}/{uploaded['id']}").json()
+    assert (email["status"], email["error_type"]) == ("failed", "QuotaExceeded")
+    assert (email["attachments"], email["attachment_ids"]) == ("failed", [])
+
+
+def test_a_text_upload_has_no_attachments_to_extract(case, member_client):
+    response = member_client.post(
+        f"{CASES}/{case.pk}/documents",
+        {"files": [SimpleUploadedFile("note.txt", NOTE)]},
+        format="multipart",
+    )
+    (uploaded,) = response.json()["documents"]
+    assert (uploaded["attachments"], uploaded["attachment_ids"]) == (None, [])
 
 
 def test_another_tenant_finds_neither_the_email_nor_its_attachments(case, upload, other_admin_client):
@@ -279,6 +310,16 @@ def test_the_document_page_shows_the_email_and_its_attachments(case, upload):
     assert "Draft share purchase agreement" in page
 
 
+def test_the_page_of_an_email_not_yet_indexed_says_its_attachments_come_later(case, queued_document):
+    member_browser = Client()
+    member_browser.force_login(MembershipFactory(tenant=case.tenant).user)
+    email = queued_document(case, "mail.eml", _email_with_attachments())
+    page = member_browser.get(f"/documents/{email.pk}/").content.decode()
+    assert "become documents of their own once this e-mail is indexed" in page
+    note = queued_document(case, "note.txt", NOTE)
+    assert "Attachments" not in member_browser.get(f"/documents/{note.pk}/").content.decode()
+
+
 @pytest.mark.integration
 @pytest.mark.slow
 def test_an_email_and_its_attachment_are_ingested_by_a_real_worker(celery_worker, tenant, make_key_client):
@@ -294,6 +335,8 @@ def test_an_email_and_its_attachment_are_ingested_by_a_real_worker(celery_worker
     assert response.status_code == 201
     ids = [document["id"] for document in response.json()["documents"]]
     assert len(ids) == 1  # the e-mail; the worker parses it and stores the attachment
+    (uploaded,) = response.json()["documents"]
+    assert (uploaded["attachments"], uploaded["attachment_ids"]) == ("pending", [])
 
     deadline, bodies = time.monotonic() + 180, []
     while time.monotonic() < deadline:
@@ -304,3 +347,7 @@ def test_an_email_and_its_attachment_are_ingested_by_a_real_worker(celery_worker
         time.sleep(0.25)
     assert [body["status"] for body in bodies] == ["ready", "ready"], bodies
     assert bodies[0]["attachment_ids"] == [ids[1]] and bodies[1]["parent_id"] == ids[0]
+    assert [body["attachments"] for body in bodies] == ["extracted", None]
+    listed = {d["id"]: d for d in client.get(f"{CASES}/{case.pk}/documents").json()["results"]}
+    assert (listed[ids[0]]["attachments"], listed[ids[0]]["attachment_ids"]) == ("extracted", [ids[1]])
+    assert listed[ids[1]]["parent_id"] == ids[0]
