@@ -274,6 +274,36 @@ class Chunk(TenantOwned):
         return f"{self.document_id}#{self.index}"
 
 
+class ClauseSignal(TenantOwned):
+    """A document's best evidence of one built-in clause type (rag.review), computed once when the
+    document is indexed, so a question about every document of a matter reads one row each.
+
+    `score`: the clause model's probe score of the document's best window (a logit; higher is
+    likelier the clause); `relevance`: the cross-encoder's 0..1 relevance of that window for the
+    clause's question; `char_start`/`char_end`: the window in `Document.text`, inside `chunk`.
+    `model`: the clause model's version, so signals of an older model are recomputed."""
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="clause_signals")
+    chunk = models.ForeignKey(Chunk, on_delete=models.CASCADE, related_name="+")
+    column = models.CharField(max_length=64)
+    score = models.FloatField()
+    relevance = models.FloatField(null=True, blank=True)
+    char_start = models.PositiveIntegerField()
+    char_end = models.PositiveIntegerField()
+    model = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["document", "column"], name="clause_signal_unique_document_column"
+            ),
+        ]
+        indexes = [models.Index(fields=["tenant", "column"], name="clause_signal_tenant_column")]
+
+    def __str__(self) -> str:
+        return f"{self.document_id}:{self.column}"
+
+
 class IndexVersion(TenantOwned):
     """A tenant's corpus version: bumped in the same transaction as every change to its chunks, so
     caches keyed on it are invalidated without scanning keys."""

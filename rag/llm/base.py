@@ -52,6 +52,18 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class Listing:
+    """A matter review's list (rag.review): the sources are the evidence of each document found to
+    hold `noun`, one per document in order; `checked` documents were read, `unreadable` more in
+    scope could not be (not indexed yet). `confidences`: the review's probability per source."""
+
+    noun: str  # "a non-compete clause"
+    checked: int
+    unreadable: int = 0
+    confidences: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
 class GenerationRequest:
     """A prompt to complete. `system` and `prompt` are what a remote model reads; `question` and
     `sources` are the same content, structured, for providers that work on it directly."""
@@ -74,6 +86,9 @@ class GenerationRequest:
     findings: tuple[Finding, ...] = ()
     # The documents the question may mean (rag.retrieval.ambiguity): answer for each of them.
     each_document: tuple[int, ...] = ()
+    # A question about every document in scope, answered as a list (rag.review): the prompt
+    # carries it for a remote model; the extractive provider composes the list itself.
+    listing: Listing | None = None
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,7 @@ from rag.pipeline.sanitize import injection_findings
 from rag.retrieval import legal_terms, snippets
 from rag.retrieval.rerank import headings_only, is_heading
 
-from .base import Finding, Generation, GenerationRequest, Source, TextStream
+from .base import Finding, Generation, GenerationRequest, Listing, Source, TextStream
 from .lists import OMISSION, PARAGRAPH_BREAK, announced_list, cut_at_word
 
 MODEL = "extractive-v1"
@@ -146,7 +146,9 @@ class ExtractiveProvider:
             "strictness": request.strictness,
             "citation_style": request.citation_style,
         }
-        if request.findings:
+        if request.listing is not None:
+            reply = listing_reply(request.listing, request.sources, citation_style=request.citation_style)
+        elif request.findings:
             reply = synthesis(
                 request.findings,
                 request.sources,
@@ -282,6 +284,40 @@ def synthesis(
         "citations": citations,
         "follow_ups": follow_ups(" ".join(f.question for f in findings), quotes, follow_up_count),
         "confidence": min(finding.confidence for finding in answered),
+        "disclaimer": DISCLAIMER,
+    }
+    return with_sources_list(reply, sources) if citation_style == "end_list" else reply
+
+
+def listing_reply(listing: Listing, sources, *, citation_style: str = "inline_numbers") -> dict:
+    """The reply to a question about every document in scope (rag.review): how many of how many
+    hold the clause, then each document with its quote. Its confidence is the review's mean
+    probability for the documents listed."""
+    quotes = []
+    for source in sources:
+        text = (
+            quoted_clause(source) if source.focus.strip() else first_sentence(" ".join(source.text.split()))
+        )
+        text = without_planted(text, source)
+        if text:
+            quotes.append(_Sentence(source, text, frozenset(), len(quotes)))
+    if not quotes:
+        return {"answer": I_DONT_KNOW, "citations": [], "follow_ups": [], "confidence": 0.0, "disclaimer": ""}
+    count = len(quotes)
+    verb = "holds" if count == 1 else "hold"
+    lines = [f"{count} of the {listing.checked} documents checked {verb} {listing.noun}:"]
+    lines += [f'- {_title(q.source)}: "{q.text}" [{q.source.citation_id}]' for q in quotes]
+    if listing.unreadable:
+        lines.append(f"{listing.unreadable} more in scope could not be checked: they are not indexed yet.")
+    confidences = listing.confidences[: len(sources)] or (0.0,)
+    reply = {
+        "answer": "\n".join(lines),
+        "citations": [
+            {"id": q.source.citation_id, "doc_id": str(q.source.document_id), "snippet": q.text}
+            for q in quotes
+        ],
+        "follow_ups": [],
+        "confidence": round(sum(confidences) / len(confidences), 4),
         "disclaimer": DISCLAIMER,
     }
     return with_sources_list(reply, sources) if citation_style == "end_list" else reply

@@ -22,6 +22,7 @@ from .config import QueryConfig
 if TYPE_CHECKING:
     from rag.agent.loop import AgentRun
     from rag.llm import Generation
+    from rag.review.classify import Review
     from templates_admin.models import PromptTemplate
     from templates_admin.rendering import RenderedPrompt
 
@@ -67,6 +68,9 @@ class QueryContext:
     # The cross-encoder's judgement that the passages answer the question (0..1; None: no reranker)
     answerability: float | None = None
     agent: AgentRun | None = None  # agentic mode: the loop's trace and evidence
+    # A question about every document in scope (rag.review): each document's verdict; the
+    # search stages are skipped (their `searches` is set) and the answer lists the documents.
+    review: Review | None = None
     reasoning: Reasoning | None = None  # chain of thought: the sub-questions and their answers
 
     # Prompt
@@ -122,7 +126,7 @@ class QueryContext:
 # never words of the question, the answer or a document: the log keeps them as they are.
 LABEL_KEYS = frozenset(
     {
-        "citation_style", "clause_types", "dropped_reason", "failed", "injection_flagged",
+        "citation_style", "clause_types", "column", "kind", "model", "dropped_reason", "failed", "injection_flagged",
         "injection_patterns", "intent", "language", "missing_clause", "mitigation", "mode",
         "output_format", "planner", "reason", "reranker", "skipped", "stopped", "strategy",
         "strictness", "template_id", "thresholds",

@@ -26,6 +26,7 @@ from .stages.generate import GenerateStage
 from .stages.prompt import BuildContextStage, BuildPromptStage, SelectTemplateStage
 from .stages.reasoning import ReasoningSearchStage, ReasoningStage
 from .stages.retrieve import RankStage, RerankStage, RetrieveStage
+from .stages.review import MatterReviewStage
 from .stages.sanitize import SanitizeStage
 
 
@@ -39,6 +40,7 @@ def default_executor(*, agentic: bool = False) -> PipelineExecutor:
             SanitizeStage(),
             CacheLookupStage(),
             EnhanceQueryStage(),
+            MatterReviewStage(),
             *search,
             ReasoningSearchStage(),
             SelectTemplateStage(),

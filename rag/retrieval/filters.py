@@ -71,6 +71,16 @@ class Visibility:
             q &= ~Q(case_id__in=sorted(self.walled_case_ids))
         return q
 
+    def as_document_q(self) -> Q:
+        """The visible documents as one `Q` over `Document` (as `as_q` is over its chunks)."""
+        q = Q()
+        if self.readable_confidential is not None:
+            readable = sorted(self.readable_confidential)
+            q &= ~Q(sensitivity=Sensitivity.CONFIDENTIAL) | Q(pk__in=readable)
+        if self.walled_case_ids:
+            q &= ~Q(case_id__in=sorted(self.walled_case_ids))
+        return q
+
 
 @dataclass(frozen=True)
 class SearchFilters:

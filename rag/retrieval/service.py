@@ -726,3 +726,56 @@ def _passages(tenant, kept, documents, reader: Reader, question: str, size: int)
             )
         )
     return passages
+
+
+def chosen_passages(
+    *,
+    tenant: Tenant,
+    question: str,
+    chosen: Sequence[tuple[Hit, WindowScore | None]],
+    reader: Reader | None = None,
+    context_chars: int | None = None,
+) -> RetrievalResult:
+    """Passages for chunks another judgement chose (a matter review's verdicts: one per document),
+    in the order given, each with its answer window, like `passages` gives for a search.
+    `context_chars`: each passage is cut to its answer window with about this many characters
+    either side (at word ends; offsets stay exact), so a list of many documents fits the context."""
+    reader = reader or Reader()
+    documents = _documents(tenant, {hit.document_id for hit, _ in chosen})
+    candidates = [_Candidate(hit, routed=False, relevance=hit.score, window=window) for hit, window in chosen]
+    weights = selectors.ranking_weights_get(tenant=tenant)
+    scores = {c.hit.chunk_id: s for c, s in _ranked(candidates, documents, weights, timezone.localdate())}
+    kept = [(c, scores[c.hit.chunk_id]) for c in candidates]
+    size = positive_int(settings.RAG_SNIPPET_SIZE, "snippet_size")
+    found = _passages(tenant, kept, documents, reader, question, size)
+    if context_chars is not None:
+        found = [_around_answer(passage, context_chars) for passage in found]
+    reranker = get_reranker()
+    return RetrievalResult(
+        passages=found,
+        routing=Routing("", question),
+        mode="review",
+        candidates=len(chosen),
+        reranker=reranker.name if reranker is not None else "none",
+    )
+
+
+def _around_answer(passage: Passage, chars: int) -> Passage:
+    """`passage` cut to its answer window and about `chars` characters either side."""
+    span = passage.answer_span
+    if span is None:
+        return passage
+    text = passage.text
+    start = max(0, span[0] - chars)
+    end = min(len(text), span[1] + chars)
+    if start > 0:
+        start = text.find(" ", start, span[0]) + 1 or span[0]
+    if end < len(text):
+        cut = text.rfind(" ", span[1], end)
+        end = cut if cut > 0 else span[1]
+    return dataclasses.replace(
+        passage,
+        text=text[start:end],
+        char_start=passage.char_start + start,
+        char_end=passage.char_start + end,
+    )

@@ -20,6 +20,7 @@ from ..context import QueryContext
 
 class AgentSearchStage:
     name = "agent"
+    searches = True  # skipped after a matter review (rag.review)
     critical = True  # search failures are VectorStoreUnavailable, as in the plain pipeline
     runs_after_halt = False
 

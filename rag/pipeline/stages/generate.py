@@ -10,6 +10,7 @@ from rag.llm.base import Generation, GenerationRequest, Source, generate_streame
 from templates_admin.rendering import RenderedPrompt
 
 from ..context import QueryContext
+from ..review_prompt import listing
 from ..streaming import GenerationStarted, answer_deltas
 
 
@@ -51,6 +52,7 @@ def _request(
         citation_style=prompt.citation_style,
         findings=reasoning.findings() if reasoning and not step else (),
         each_document=_each_document(ctx) if not step else (),
+        listing=listing(ctx) if not step else None,
     )
 
 

@@ -17,6 +17,10 @@ from ..answerability import answerability, missing_clause
 from ..context import QueryContext
 from ..context_builder import SEPARATOR, build_context
 from ..reasoning import reasoning_block
+from ..review_prompt import review_block
+
+# A list over a matter quotes one passage per document (~150 tokens each, cut around the clause).
+REVIEW_TOKEN_BUDGET = 12_000
 
 
 class SelectTemplateStage:
@@ -70,8 +74,11 @@ class BuildContextStage:
     def run(self, ctx: QueryContext) -> QueryContext:
         if ctx.retrieval is None:  # agentic mode has gathered its passages already
             ctx.retrieval = retrieval.passages(ctx.ranked, reader=ctx.reader)
+        budget = ctx.config.token_budget
+        if ctx.review is not None:  # a list quotes each document: its passages are cut short
+            budget = max(budget, REVIEW_TOKEN_BUDGET)
         ctx.context = build_context(
-            ctx.retrieval.passages, citation_style=ctx.citation_style, token_budget=ctx.config.token_budget
+            ctx.retrieval.passages, citation_style=ctx.citation_style, token_budget=budget
         )
         built = ctx.context
         ctx.note(
@@ -92,6 +99,8 @@ class BuildContextStage:
             ctx.not_found_reason = "clarify"  # too many documents fit to answer each: ask which
             ctx.halt("clarify")
             return ctx
+        if ctx.review is not None:
+            return ctx  # each document was judged by the matter review: no gate for the whole
         missing = missing_clause(ctx.tenant, ctx.retrieval, ctx.search_query, ctx.config.filters)
         ctx.answerability = 0.0 if missing else answerability(ctx.retrieval, ctx.search_query)
         # A question in parts is judged part by part (each reasoning step has its own "not found");
@@ -130,6 +139,8 @@ def build_prompt(ctx: QueryContext, *, strictness: str):
     context = ctx.context.text
     if ctx.reasoning is not None and ctx.reasoning.done:
         context = f"{context}{SEPARATOR}{reasoning_block(ctx.reasoning)}"
+    if ctx.review is not None:
+        context = f"{context}{SEPARATOR}{review_block(ctx.review, len(ctx.context.entries))}"
     return render(
         ctx.template,
         context=context,

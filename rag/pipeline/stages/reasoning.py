@@ -46,6 +46,7 @@ STEP_PASSAGES = 3  # passages searched for each sub-question
 
 class ReasoningSearchStage:
     name = "reasoning_search"
+    searches = True  # skipped after a matter review (rag.review)
     critical = True  # a failing search is VectorStoreUnavailable, as in the retrieve stage
     runs_after_halt = False
 
@@ -160,6 +161,7 @@ def _interleaved(lists: list[list]) -> list:
 
 class ReasoningStage:
     name = "reasoning"
+    searches = True  # skipped after a matter review (rag.review)
     critical = True  # the steps' model calls fail with generation's typed errors
     runs_after_halt = False
 

@@ -14,6 +14,7 @@ from ..context import QueryContext
 
 class RetrieveStage:
     name = "retrieve"
+    searches = True  # skipped after a matter review (rag.review)
     critical = True  # VectorStoreUnavailable (503) when search fails
     runs_after_halt = False
 
@@ -41,6 +42,7 @@ class RetrieveStage:
 
 class RankStage:
     name = "rank"
+    searches = True  # skipped after a matter review (rag.review)
     critical = True
     runs_after_halt = False
 
@@ -87,6 +89,7 @@ def best_cosine(ranked) -> float | None:
 
 class RerankStage:
     name = "rerank"
+    searches = True  # skipped after a matter review (rag.review)
     critical = True  # a configured cross-encoder that cannot load is a ConfigurationError
     runs_after_halt = False
 

@@ -1,0 +1,36 @@
+"""What a model is told about a matter review's list (rag.review): the prompt's note for a remote
+model, and the `Listing` the extractive provider composes the list from."""
+
+from __future__ import annotations
+
+from rag.llm.base import Listing
+
+from .context import QueryContext
+
+
+def review_block(review, listed: int) -> str:
+    """The note that ends the context of a list question: how the sources were chosen."""
+    checked = len(review.verdicts)
+    note = (
+        f"Matter review: all {checked} documents in scope were checked for {review.column.noun}. "
+        f"The sources above are the evidence of the {listed} found to contain it, one per document. "
+        f"Answer with how many of the {checked} contain it, then list every one of them, each with "
+        "its quote and citation. Do not add documents that are not among the sources."
+    )
+    if review.unreadable:
+        note += f" {len(review.unreadable)} more documents in scope could not be checked (not indexed yet): say so."
+    return note
+
+
+def listing(ctx: QueryContext) -> Listing | None:
+    """The list the answer gives, when a matter review chose the sources."""
+    review = ctx.review
+    if review is None or ctx.context is None:
+        return None
+    probability = {verdict.document_id: verdict.probability for verdict in review.verdicts}
+    return Listing(
+        noun=review.column.noun,
+        checked=len(review.verdicts),
+        unreadable=len(review.unreadable),
+        confidences=tuple(probability.get(s.document_id, 0.0) for s in ctx.context.sources),
+    )

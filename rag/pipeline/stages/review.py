@@ -1,0 +1,111 @@
+"""Stage 4a: a question about every document in scope is answered by checking every document
+(rag.review), not from the top passages of the whole scope.
+
+- A list question ("Which of these agreements contain a non-compete?") over two or more documents:
+  each document is judged for the clause type; the evidence of each that holds it becomes the
+  context, one passage per document, and the search stages are skipped. None holds it: "None of
+  the 25 documents checked holds a non-compete clause." (not the generic "not found").
+- A presence question about one chosen document ("Does this agreement contain a non-compete?"):
+  when the review finds the clause clearly absent, the answer is that it is absent; otherwise
+  search answers as usual, quoting the clause.
+"""
+
+from __future__ import annotations
+
+from rag.models import Document
+from rag.retrieval import service as retrieval
+from rag.retrieval.hits import Hit
+from rag.retrieval.routing import Routing
+from rag.review import classify
+from rag.review.questions import LIST, matter_question
+from tenants.selectors import owned_list
+
+from ..context import QueryContext
+
+MAX_LISTED = 50  # documents a list answer quotes; more are named in the review table
+CONTEXT_CHARS = 300  # of each document's passage, around its answer window
+ABSENT_BELOW = 0.2  # a chosen document is answered "No" when the review's probability is under this
+
+
+class MatterReviewStage:
+    name = "matter_review"
+    critical = True
+    runs_after_halt = False
+
+    def run(self, ctx: QueryContext) -> QueryContext:
+        asked = matter_question(ctx.search_query or "")
+        if asked is None:
+            return ctx
+        filters = ctx.config.filters
+        if asked.kind != LIST and len(filters.document_ids) != 1:
+            return ctx
+        review = classify.review(tenant=ctx.tenant, filters=filters, column=asked.column)
+        ctx.note(
+            self.name,
+            kind=asked.kind,
+            column=asked.column.key,
+            checked=len(review.verdicts),
+            present=len(review.present),
+            unreadable=len(review.unreadable),
+            model=review.model,
+        )
+        if review.model == "none":
+            return ctx
+        if asked.kind == LIST and len(review.verdicts) >= 2:
+            return self._listed(ctx, review)
+        if asked.kind != LIST and len(review.verdicts) == 1:
+            return self._absent(ctx, review)
+        return ctx
+
+    def _listed(self, ctx: QueryContext, review: classify.Review) -> QueryContext:
+        ctx.review = review
+        present = review.present[:MAX_LISTED]
+        if not present:
+            ctx.retrieval = _nothing(ctx.search_query)
+            ctx.not_found_reason = "not_in_documents"
+            ctx.not_found_message = none_holds(review)
+            ctx.halt("not_in_documents")
+            return ctx
+        chosen = [(Hit(v.chunk_id, v.document_id, v.probability), v.window) for v in present]
+        ctx.retrieval = retrieval.chosen_passages(
+            tenant=ctx.tenant,
+            question=review.column.question,
+            chosen=chosen,
+            reader=ctx.reader,
+            context_chars=CONTEXT_CHARS,
+        )
+        return ctx
+
+    def _absent(self, ctx: QueryContext, review: classify.Review) -> QueryContext:
+        verdict = review.verdicts[0]
+        if verdict.present or verdict.probability >= ABSENT_BELOW:
+            return ctx
+        title = (
+            owned_list(Document, tenant=ctx.tenant)
+            .filter(pk=verdict.document_id)
+            .values_list("title", flat=True)
+            .first()
+        )
+        ctx.retrieval = _nothing(ctx.search_query)
+        ctx.not_found_reason = "not_in_documents"
+        ctx.not_found_message = (
+            f"No: {title or 'the document'} does not contain {review.column.noun}. "
+            "Every passage of it was checked."
+        )
+        ctx.halt("not_in_documents")
+        return ctx
+
+
+def none_holds(review: classify.Review) -> str:
+    """The answer to a list question no document qualifies for."""
+    checked = len(review.verdicts)
+    message = f"None of the {checked} documents checked contains {review.column.noun}."
+    if review.unreadable:
+        message += f" {len(review.unreadable)} more in scope could not be checked: they are not indexed yet."
+    return message
+
+
+def _nothing(question: str) -> retrieval.RetrievalResult:
+    return retrieval.RetrievalResult(
+        passages=[], routing=Routing("", question or ""), mode="review", candidates=0, reranker="none"
+    )

@@ -1,0 +1,44 @@
+"""Which questions are about every document in scope, and which clause type they ask about.
+
+A list question asks which documents hold something ("Which of these agreements contain a
+non-compete?", "Do any of the contracts give audit rights?", "List the agreements that can be
+terminated for convenience"); a presence question asks whether one document holds it ("Does
+this agreement contain a non-compete?"). Either is a matter-review question when it names one of
+the built-in clause types (rag.review.columns); other questions are answered by search.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .columns import Column, presence_column_named
+
+LIST, PRESENCE = "list", "presence"
+
+_ASKS_WHICH = re.compile(
+    r"^\s*(?:(?:and|so|also|now),?\s+)?(?:which|what|list|name|identify|find|show(?: me)?|tell me|how many|"
+    r"are there any|is there any|do any|does any|have any|did any)\b",
+    re.I,
+)
+_DOCUMENTS = re.compile(
+    r"\b(?:agreements|contracts|documents|deals|licen[cs]es|leases|ones|files|of (?:these|them|those))\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class MatterQuestion:
+    kind: str  # LIST or PRESENCE
+    column: Column
+
+
+def matter_question(question: str) -> MatterQuestion | None:
+    """What `question` asks of the documents in scope, or None when it names no built-in clause
+    type (then search answers it)."""
+    column = presence_column_named(question)
+    if column is None:
+        return None
+    if _ASKS_WHICH.search(question) and _DOCUMENTS.search(question):
+        return MatterQuestion(LIST, column)
+    return MatterQuestion(PRESENCE, column)

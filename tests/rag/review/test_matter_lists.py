@@ -1,0 +1,159 @@
+"""Matter review through the whole pipeline: a list question checks every document in scope and
+names each that holds the clause, with its quote; none holding it is said so; a document the
+reader may not read is neither checked nor counted; a chosen document without the clause is a No."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag import services as rag_services
+from rag.ingest import service
+from rag.models import Document, DocumentStatus, Sensitivity
+from rag.pipeline.run import run_query, stream_query
+from rag.retrieval.service import Reader
+from tenants.models import Role
+
+NON_COMPETE_ALPHA = (
+    "8. Non-Competition. During the Term and for two (2) years thereafter, Distributor shall not, "
+    "directly or indirectly, manufacture, sell, distribute or promote any products that compete with "
+    "the Products anywhere in the Territory."
+)
+NON_COMPETE_GAMMA = (
+    "11. Covenant Not to Compete. For so long as this Agreement is in effect, Licensee shall not engage "
+    "in, own, manage or operate any business that competes with the business of Licensor."
+)
+INSURANCE = (
+    "9. Insurance. Supplier shall maintain, at its own expense, commercial general liability insurance "
+    "with limits of not less than $2,000,000 per occurrence and shall name Buyer as an additional insured."
+)
+BOILERPLATE = (
+    "2. Payment. Invoices are payable within thirty (30) days of receipt.\n\n"
+    "14. Notices. All notices shall be in writing and delivered to the addresses set out above.\n\n"
+    "15. Governing Law. This Agreement shall be governed by the laws of the State of Delaware."
+)
+CONTRACTS = {
+    "Alpha Distribution Agreement": f"DISTRIBUTION AGREEMENT between Alpha Foods Inc and Northwind LLC.\n\n{BOILERPLATE}\n\n{NON_COMPETE_ALPHA}",
+    "Beta Supply Agreement": f"SUPPLY AGREEMENT between Beta Metals Corp and Contoso Ltd.\n\n{BOILERPLATE}\n\n{INSURANCE}",
+    "Gamma License Agreement": f"LICENSE AGREEMENT between Gamma Software Inc and Fabrikam Corp.\n\n{BOILERPLATE}\n\n{NON_COMPETE_GAMMA}",
+    "Delta Services Agreement": f"SERVICES AGREEMENT between Delta Consulting LLC and Initech Inc.\n\n{BOILERPLATE}",
+}
+LIST_QUESTION = "Which of these agreements contain a non-compete?"
+
+
+@pytest.fixture
+def matter(tenant):
+    case = rag_services.case_create(tenant=tenant, name="Northwind diligence")
+    documents = {}
+    for title, text in CONTRACTS.items():
+        outcome = service.ingest_now(
+            tenant=tenant,
+            case=case,
+            filename=title.lower().replace(" ", "-") + ".txt",
+            content=text.encode(),
+            fields=service.DocumentFields(title=title),
+        )
+        assert outcome.status == "ok", outcome.reason
+        documents[title] = outcome.document
+    return case, documents
+
+
+def cited_titles(result) -> set[str]:
+    return {citation["title"] for citation in result["citations"]}
+
+
+@pytest.mark.django_db
+def test_a_list_question_names_every_document_holding_the_clause_with_its_quote(tenant, matter):
+    case, _ = matter
+    result = run_query(tenant=tenant, question=LIST_QUESTION, filters={"case_ids": [case.pk]}).result
+    assert cited_titles(result) == {"Alpha Distribution Agreement", "Gamma License Agreement"}
+    assert result["answer"].startswith("2 of the 4 documents checked hold a non-compete clause:")
+    assert "shall not, directly or indirectly, manufacture" in result["answer"]
+    assert "shall not engage in, own, manage or operate any business that competes" in result["answer"]
+    stages = result["provenance"]["stages"]
+    assert stages["matter_review"]["checked"] == 4 and stages["matter_review"]["present"] == 2
+    assert "retrieve" not in stages  # every document was read; no top-k search
+
+
+@pytest.mark.django_db
+def test_the_list_is_the_same_streamed_and_in_agentic_mode(tenant, matter):
+    case, _ = matter
+    filters = {"case_ids": [case.pk]}
+    sync = run_query(tenant=tenant, question=LIST_QUESTION, filters=filters, use_cache=False).result
+    agentic = run_query(
+        tenant=tenant, question=LIST_QUESTION, filters=filters, agentic=True, use_cache=False
+    ).result
+    ctx, events = stream_query(tenant=tenant, question=LIST_QUESTION, filters=filters, use_cache=False)
+    for _ in events:
+        pass
+    for result in (agentic, ctx.result):
+        assert result["answer"] == sync["answer"]
+        assert cited_titles(result) == cited_titles(sync)
+
+
+@pytest.mark.django_db
+def test_no_document_holding_the_clause_is_said_so_with_the_count(tenant, matter):
+    case, _ = matter
+    result = run_query(
+        tenant=tenant,
+        question="Which of these agreements have a source code escrow?",
+        filters={"case_ids": [case.pk]},
+    ).result
+    assert result["answer"] is None and result["citations"] == []
+    assert result["message"] == "None of the 4 documents checked contains a source code escrow."
+
+
+@pytest.mark.django_db
+def test_a_confidential_document_the_reader_may_not_read_is_neither_checked_nor_counted(tenant, matter):
+    case, documents = matter
+    gamma = documents["Gamma License Agreement"]
+    Document.objects.filter(pk=gamma.pk).update(sensitivity=Sensitivity.CONFIDENTIAL)
+    from rag.models import Chunk
+
+    Chunk.objects.filter(document=gamma).update(sensitivity=Sensitivity.CONFIDENTIAL)
+    viewer = run_query(
+        tenant=tenant, question=LIST_QUESTION, filters={"case_ids": [case.pk]}, reader=Reader()
+    ).result
+    assert cited_titles(viewer) == {"Alpha Distribution Agreement"}
+    assert viewer["answer"].startswith("1 of the 3 documents checked holds a non-compete clause:")
+    assert "Gamma" not in str(viewer["answer"]) and "Licensor" not in str(viewer["answer"])
+    admin = run_query(
+        tenant=tenant,
+        question=LIST_QUESTION,
+        filters={"case_ids": [case.pk]},
+        reader=Reader(role=Role.ADMIN),
+    ).result
+    assert cited_titles(admin) == {"Alpha Distribution Agreement", "Gamma License Agreement"}
+
+
+@pytest.mark.django_db
+def test_documents_not_indexed_yet_are_counted_as_not_checked(tenant, matter):
+    case, _ = matter
+    Document.objects.create(
+        tenant=tenant,
+        case=case,
+        title="Epsilon Draft",
+        original_filename="epsilon.pdf",
+        status=DocumentStatus.FAILED,
+    )
+    result = run_query(tenant=tenant, question=LIST_QUESTION, filters={"case_ids": [case.pk]}).result
+    assert "1 more in scope could not be checked: they are not indexed yet." in result["answer"]
+
+
+@pytest.mark.django_db
+def test_a_chosen_document_without_the_clause_is_answered_no(tenant, matter):
+    _, documents = matter
+    beta = documents["Beta Supply Agreement"]
+    result = run_query(
+        tenant=tenant,
+        question="Does this agreement contain a non-compete?",
+        filters={"document_ids": [beta.pk]},
+    ).result
+    assert result["answer"] is None
+    assert result["message"].startswith("No: Beta Supply Agreement does not contain a non-compete clause.")
+    alpha = documents["Alpha Distribution Agreement"]
+    found = run_query(
+        tenant=tenant,
+        question="Does this agreement contain a non-compete?",
+        filters={"document_ids": [alpha.pk]},
+    ).result
+    assert found["answer"] and "compete" in found["answer"]
