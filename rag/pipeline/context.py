@@ -126,8 +126,8 @@ class QueryContext:
 # never words of the question, the answer or a document: the log keeps them as they are.
 LABEL_KEYS = frozenset(
     {
-        "citation_style", "clause_types", "column", "kind", "model", "dropped_reason", "failed", "injection_flagged",
-        "injection_patterns", "intent", "language", "missing_clause", "mitigation", "mode",
+        "citation_style", "clause_types", "column", "dropped_reason", "failed", "injection_flagged",
+        "injection_patterns", "intent", "kind", "model", "language", "missing_clause", "mitigation", "mode",
         "output_format", "planner", "reason", "reranker", "skipped", "stopped", "strategy",
         "strictness", "template_id", "thresholds",
     }

@@ -18,7 +18,8 @@ def review_block(review, listed: int) -> str:
         "its quote and citation. Do not add documents that are not among the sources."
     )
     if review.unreadable:
-        note += f" {len(review.unreadable)} more documents in scope could not be checked (not indexed yet): say so."
+        unread = len(review.unreadable)
+        note += f" {unread} more documents in scope could not be checked (not indexed yet): say so."
     return note
 
 

@@ -21,10 +21,11 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from django.db import transaction
 from django.db.models import Q
 from pgvector.django import MaxInnerProduct
 
-from rag.models import Chunk, Document, DocumentStatus
+from rag.models import Chunk, ClauseSignal, Document, DocumentStatus
 from rag.retrieval import snippets
 from rag.retrieval.filters import SearchFilters
 from rag.retrieval.rerank import WindowScore, get_reranker, score_passages
@@ -34,9 +35,8 @@ from tenants.selectors import owned_list
 from .columns import Column
 from .model import ClauseModel, clause_model, window_logit
 
-PASSAGES_READ = 2  # a document's best passages by probe score that the cross-encoder reads
+PASSAGES_READ = 4  # a document's best passages by probe score that the cross-encoder reads
 WINDOWS_PER_PASSAGE = 3
-PRESENT = 0.5  # a document holds the clause at this probability or more
 ZERO_SHOT_PRESENT = 0.5  # without a probe: the cross-encoder's relevance of the best window
 ZERO_SHOT_PASSAGES = 4  # without a probe: passages read per document (those with evidence words)
 
@@ -104,25 +104,87 @@ def _with_probe(tenant, filters, column: Column, model: ClauseModel, reranker) -
     best: dict[int, list[tuple[float, int]]] = defaultdict(list)
     for chunk_id, document_id, negative in rows:
         best[document_id].append((-negative + probe.bias, chunk_id))
+    stored = _stored(tenant, column, model, list(best))
     verdicts, read = [], {}
     for document_id, scored in best.items():
         scored.sort(reverse=True)
         if scored[0][0] < model.candidate_floor:
             verdicts.append(Verdict(document_id, False, model.probability(scored[0][0], -10.0)))
+        elif document_id in stored:
+            verdicts.append(_verdict(model, document_id, scored[0][0], *stored[document_id]))
         else:
             read[document_id] = scored
-    texts = _texts(tenant, [chunk_id for scored in read.values() for _, chunk_id in scored[:PASSAGES_READ]])
+    found = _best_windows(tenant, column, reranker, read)
+    _store(tenant, column, model, {d: (read[d][0][0], *found[d]) for d in found})
+    verdicts += [_verdict(model, d, read[d][0][0], *found[d]) for d in found]
+    return sorted(verdicts, key=lambda v: -v.probability)
+
+
+def _verdict(model: ClauseModel, document_id: int, score: float, chunk_id: int, window) -> Verdict:
+    probability = model.probability(score, window_logit(window and window.score))
+    return Verdict(document_id, probability >= model.threshold, probability, chunk_id, window)
+
+
+def _best_windows(tenant, column: Column, reranker, read: dict) -> dict[int, tuple[int, WindowScore | None]]:
+    """{document id: (chunk id, best window)} among each document's PASSAGES_READ best passages."""
     pairs = [(document_id, chunk_id) for document_id, s in read.items() for _, chunk_id in s[:PASSAGES_READ]]
+    texts = _texts(tenant, [chunk_id for _, chunk_id in pairs])
+    pairs = [(document_id, chunk_id) for document_id, chunk_id in pairs if chunk_id in texts]
     windows = window_scores(reranker, column, [texts[chunk_id] for _, chunk_id in pairs])
     found: dict[int, tuple[int, WindowScore | None]] = {}
     for (document_id, chunk_id), window in zip(pairs, windows, strict=True):
         held = found.get(document_id)
         if held is None or (window is not None and (held[1] is None or window.score > held[1].score)):
             found[document_id] = (chunk_id, window)
-    for document_id, (chunk_id, window) in found.items():
-        probability = model.probability(read[document_id][0][0], window_logit(window and window.score))
-        verdicts.append(Verdict(document_id, probability >= PRESENT, probability, chunk_id, window))
-    return sorted(verdicts, key=lambda v: -v.probability)
+    return found
+
+
+def _stored(tenant, column: Column, model: ClauseModel, document_ids: list[int]) -> dict:
+    """{document id: (chunk id, window)} kept from an earlier review by this model version. A
+    reindex deletes the document's chunks and, with them, its signals."""
+    rows = (
+        owned_list(ClauseSignal, tenant=tenant)
+        .filter(column=column.key, model=model.version, document_id__in=document_ids)
+        .values_list("document_id", "chunk_id", "chunk__char_start", "relevance", "char_start", "char_end")
+    )
+    return {
+        document_id: (
+            chunk_id,
+            None if relevance is None else WindowScore(relevance, start - chunk_start, end - chunk_start),
+        )
+        for document_id, chunk_id, chunk_start, relevance, start, end in rows
+    }
+
+
+def _store(tenant, column: Column, model: ClauseModel, found: dict) -> None:
+    """Keep each document's best window for this clause type (one row per document and type)."""
+    if not found:
+        return
+    starts = dict(
+        owned_list(Chunk, tenant=tenant)
+        .filter(pk__in=[v[1] for v in found.values()])
+        .values_list("pk", "char_start")
+    )
+    rows = [
+        ClauseSignal(
+            tenant=tenant,
+            document_id=document_id,
+            chunk_id=chunk_id,
+            column=column.key,
+            score=score,
+            relevance=window.score if window is not None else None,
+            char_start=starts[chunk_id] + (window.start if window is not None else 0),
+            char_end=starts[chunk_id] + (window.end if window is not None else 0),
+            model=model.version,
+        )
+        for document_id, (score, chunk_id, window) in found.items()
+        if chunk_id in starts
+    ]
+    with transaction.atomic():
+        owned_list(ClauseSignal, tenant=tenant).filter(
+            column=column.key, document_id__in=list(found)
+        ).delete()
+        ClauseSignal.objects.bulk_create(rows, ignore_conflicts=True)
 
 
 def _zero_shot(tenant, filters, column: Column, reranker) -> list[Verdict]:

@@ -78,7 +78,8 @@ COLUMNS: tuple[Column, ...] = (
     ),
     _column(
         "no_solicit_employees", "No-Solicit of Employees",
-        "Is there a restriction on a party soliciting or hiring employees or contractors of the counterparty?",
+        "Is there a restriction on a party soliciting or hiring employees or contractors of the "
+        "counterparty?",
         r"\b(?:solicit\w*|hir(?:e|ing)|recruit\w*|poach\w*)\b[^?]*\b(?:employees?|staff|personnel|workers?)\b"
         r"|\b(?:employees?|staff|personnel)\b[^?]*\b(?:solicit\w*|hir(?:e|ing)|recruit\w*|poach\w*)",
         r"\bsolicit\w*|\bhir(?:e|ing)\b|\brecruit\w*|\bemploy\w*",
@@ -119,7 +120,8 @@ COLUMNS: tuple[Column, ...] = (
     _column(
         "anti_assignment", "Anti-Assignment",
         "Is consent or notice required of a party if the contract is assigned to a third party?",
-        rf"\bassign\w*(?![^?]*{_IP})|\bdelegat\w*|\btransfer (?:of )?(?:the|this|these) (?:agreements?|contracts?)",
+        rf"\bassign\w*(?![^?]*{_IP})|\bdelegat\w*"
+        r"|\btransfer (?:of )?(?:the|this|these) (?:agreements?|contracts?)",
         r"\bassign\w*|\btransfer\w*|\bdelegat\w*",
         "a restriction on assignment",
     ),
@@ -251,7 +253,8 @@ COLUMNS: tuple[Column, ...] = (
         "cap_on_liability", "Cap on Liability",
         "Does the contract include a cap on liability upon the breach of a party's obligation, or a time "
         "limit for bringing claims?",
-        r"\bcap\w*\b[^?]*\bliabilit\w*|\bliabilit\w*[^?]*\b(?:cap\w*|limit\w*)|\blimit\w* (?:of|on) liabilit\w*"
+        r"\bcap\w*\b[^?]*\bliabilit\w*|\bliabilit\w*[^?]*\b(?:cap\w*|limit\w*)"
+        r"|\blimit\w* (?:of|on) liabilit\w*"
         r"|\blimit (?:on|of) damages\b|\bdamages\b[^?]*\blimit\w*",
         r"\bliab\w*|\bdamages\b",
         "a cap on liability",

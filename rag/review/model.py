@@ -15,6 +15,7 @@ for; chunks of another embedding model have no probe score, and the model is not
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import threading
@@ -38,7 +39,9 @@ class ClauseModel:
     probes: dict[str, Probe]  # column key → probe
     combiner: tuple[float, float, float]  # a (probe), c (window logit), bias
     candidate_floor: float  # a document whose best probe score is below this is no candidate
+    threshold: float  # a document holds the clause at this probability or more
     trained_on: str  # what the labels were (for the docs and the admin)
+    version: str = ""  # a digest of the model file: signals of another version are recomputed
 
     def probability(self, probe_score: float, window_logit: float) -> float:
         a, c, bias = self.combiner
@@ -50,6 +53,7 @@ class ClauseModel:
             "trained_on": self.trained_on,
             "combiner": list(self.combiner),
             "candidate_floor": self.candidate_floor,
+            "threshold": self.threshold,
             "probes": {
                 key: {"bias": probe.bias, "weights": [round(float(w), 6) for w in probe.weights]}
                 for key, probe in sorted(self.probes.items())
@@ -57,7 +61,7 @@ class ClauseModel:
         }
 
 
-def from_json(data: dict) -> ClauseModel:
+def from_json(data: dict, version: str = "") -> ClauseModel:
     return ClauseModel(
         embedding_model=data["embedding_model"],
         probes={
@@ -66,7 +70,9 @@ def from_json(data: dict) -> ClauseModel:
         },
         combiner=tuple(data["combiner"]),
         candidate_floor=float(data["candidate_floor"]),
+        threshold=float(data.get("threshold", 0.5)),
         trained_on=data.get("trained_on", ""),
+        version=version,
     )
 
 
@@ -79,7 +85,8 @@ def clause_model() -> ClauseModel | None:
     global _loaded
     with _lock:
         if _loaded is None and MODEL_FILE.is_file():
-            _loaded = from_json(json.loads(MODEL_FILE.read_text()))
+            raw = MODEL_FILE.read_bytes()
+            _loaded = from_json(json.loads(raw), hashlib.sha256(raw).hexdigest()[:16])
         return _loaded
 
 

@@ -21,8 +21,10 @@ JSON it writes.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+import pickle
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +47,7 @@ CUAD_CATEGORIES = {column.label: column.key for column in COLUMNS} | {
 }
 PROBE_C = 1.0  # inverse regularisation of each probe (held-out AUC flat from 0.3 to 3)
 CANDIDATE_RECALL = 0.97  # the probe floor keeps this share of held-out positive documents
+THRESHOLDS = (0.25, 0.3, 0.35, 0.4, 0.45, 0.5)  # the decision threshold is chosen among these
 
 
 @dataclass
@@ -56,8 +59,11 @@ class Corpus:
     spans: dict[tuple[str, str], list[tuple[int, int]]] = field(default_factory=lambda: defaultdict(list))
 
 
-def load(questions_file: Path, corpus_root: Path, *, progress=print) -> Corpus:
-    """The matters, texts, chunks, embeddings and labels of a cuad-review question file."""
+def load(questions_file: Path, corpus_root: Path, *, progress=print, cache: Path | None = None) -> Corpus:
+    """The matters, texts, chunks, embeddings and labels of a cuad-review question file (kept in
+    `cache`, a pickle, and read from it when it exists: embedding 100 contracts takes minutes)."""
+    if cache is not None and cache.is_file():
+        return pickle.loads(cache.read_bytes())  # noqa: S301 (the cache this function wrote)
     data = json.loads(questions_file.read_text())
     corpus = Corpus({case["name"]: [d["file"] for d in case["documents"]] for case in data["cases"]})
     for question in data["questions"]:
@@ -77,6 +83,9 @@ def load(questions_file: Path, corpus_root: Path, *, progress=print) -> Corpus:
         corpus.chunks[file] = [(span.start, span.end, span.text) for span in spans]
         corpus.vectors[file] = embedding.embed([span.text for span in spans])
         progress(f"embedded {number}/{len(files)} documents")
+    corpus.spans = dict(corpus.spans)
+    if cache is not None:
+        cache.write_bytes(pickle.dumps(corpus))
     return corpus
 
 
@@ -130,13 +139,22 @@ def train(
     a, c = (float(v) for v in combiner.coef_[0])
     bias = float(combiner.intercept_[0])
     positives = np.sort(x[y, 0])
-    floor = (
-        float(positives[int(math.floor((1 - CANDIDATE_RECALL) * len(positives)))]) if len(positives) else 0.0
-    )
+    floor = float(positives[math.floor((1 - CANDIDATE_RECALL) * len(positives))]) if len(positives) else 0.0
     all_files = [f for fs in corpus.matters.values() for f in fs]
     probes = {key: probe for key in keys if (probe := fit_probe(corpus, all_files, key)) is not None}
-    model = ClauseModel(embedding_model, probes, (a, c, bias), floor, trained_on)
+    model = ClauseModel(embedding_model, probes, (a, c, bias), floor, 0.5, trained_on)
+    threshold = max(THRESHOLDS, key=lambda t: _mean_f1(figures(_with(model, t), corpus, held_out)))
+    model = _with(model, threshold)
     return model, figures(model, corpus, held_out)
+
+
+def _with(model: ClauseModel, threshold: float) -> ClauseModel:
+    return dataclasses.replace(model, threshold=threshold)
+
+
+def _mean_f1(found: dict) -> float:
+    p, r = found["list_precision"], found["list_recall"]
+    return 2 * p * r / (p + r) if p + r else 0.0
 
 
 def figures(model: ClauseModel, corpus: Corpus, held_out: dict) -> dict:
@@ -148,7 +166,7 @@ def figures(model: ClauseModel, corpus: Corpus, held_out: dict) -> dict:
             if file not in files:
                 continue
             named, wanted = by_list.setdefault((matter, key), (set(), set()))
-            if features[0] >= model.candidate_floor and model.probability(*features) >= classify.PRESENT:
+            if features[0] >= model.candidate_floor and model.probability(*features) >= model.threshold:
                 named.add(file)
             if corpus.labels[(file, key)]:
                 wanted.add(file)
@@ -169,6 +187,7 @@ def figures(model: ClauseModel, corpus: Corpus, held_out: dict) -> dict:
         "list_precision": float(np.mean(precisions)),
         "list_recall": float(np.mean(recalls)),
         "list_empty_ok": float(np.mean(empty_ok)) if empty_ok else None,
+        "threshold": model.threshold,
         "pooled_precision": tp / max(tp + fp, 1),
         "pooled_recall": tp / max(tp + fn, 1),
         "per_column": {key: {"tp": v[0], "fp": v[1], "fn": v[2]} for key, v in sorted(per_key.items())},

@@ -26,13 +26,15 @@ class Command(BaseCommand):
         )
         parser.add_argument("--out", default=str(clause_model.MODEL_FILE))
         parser.add_argument("--figures", help="write the held-out figures here as JSON")
+        parser.add_argument("--cache", help="keep the embedded corpus in this file (and reuse it)")
 
     def handle(self, *args, **options):
         reranker = get_reranker()
         if reranker is None:
             raise CommandError("The clause model is trained with the cross-encoder: enable reranking.")
         questions = Path(options["questions"])
-        corpus = train.load(questions, Path(options["corpus_root"]), progress=self._progress)
+        cache = Path(options["cache"]) if options["cache"] else None
+        corpus = train.load(questions, Path(options["corpus_root"]), progress=self._progress, cache=cache)
         model, figures = train.train(
             corpus,
             reranker=reranker,

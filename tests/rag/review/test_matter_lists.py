@@ -27,15 +27,36 @@ INSURANCE = (
     "with limits of not less than $2,000,000 per occurrence and shall name Buyer as an additional insured."
 )
 BOILERPLATE = (
-    "2. Payment. Invoices are payable within thirty (30) days of receipt.\n\n"
-    "14. Notices. All notices shall be in writing and delivered to the addresses set out above.\n\n"
-    "15. Governing Law. This Agreement shall be governed by the laws of the State of Delaware."
+    "1. Appointment. The Company appoints the Counterparty on the terms of this Agreement, and the "
+    "Counterparty accepts the appointment and shall perform its obligations diligently and in good faith.\n\n"
+    "2. Payment. Invoices are payable within thirty (30) days of receipt. Late payments bear interest at "
+    "one percent (1%) per month until paid in full.\n\n"
+    "3. Records. Each party shall keep complete and accurate records of its activities under this "
+    "Agreement for three (3) years.\n\n"
+    "4. Term. This Agreement commences on the Effective Date and continues for three (3) years unless "
+    "terminated earlier for material breach that is not cured within thirty (30) days of notice.\n\n"
+    "5. Notices. All notices shall be in writing and delivered by hand or by courier to the addresses "
+    "set out above, and are effective on receipt.\n\n"
+    "6. Entire Agreement. This Agreement is the entire agreement of the parties on its subject and "
+    "supersedes all prior agreements and understandings.\n\n"
+    "7. Governing Law. This Agreement shall be governed by the laws of the State of Delaware."
 )
 CONTRACTS = {
-    "Alpha Distribution Agreement": f"DISTRIBUTION AGREEMENT between Alpha Foods Inc and Northwind LLC.\n\n{BOILERPLATE}\n\n{NON_COMPETE_ALPHA}",
-    "Beta Supply Agreement": f"SUPPLY AGREEMENT between Beta Metals Corp and Contoso Ltd.\n\n{BOILERPLATE}\n\n{INSURANCE}",
-    "Gamma License Agreement": f"LICENSE AGREEMENT between Gamma Software Inc and Fabrikam Corp.\n\n{BOILERPLATE}\n\n{NON_COMPETE_GAMMA}",
-    "Delta Services Agreement": f"SERVICES AGREEMENT between Delta Consulting LLC and Initech Inc.\n\n{BOILERPLATE}",
+    title: f"{heading}\n\n{BOILERPLATE}\n\n{clause}".strip()
+    for title, heading, clause in (
+        (
+            "Alpha Distribution Agreement",
+            "DISTRIBUTION AGREEMENT between Alpha Foods Inc and Northwind LLC.",
+            NON_COMPETE_ALPHA,
+        ),
+        ("Beta Supply Agreement", "SUPPLY AGREEMENT between Beta Metals Corp and Contoso Ltd.", INSURANCE),
+        (
+            "Gamma License Agreement",
+            "LICENSE AGREEMENT between Gamma Software Inc and Fabrikam Corp.",
+            NON_COMPETE_GAMMA,
+        ),
+        ("Delta Services Agreement", "SERVICES AGREEMENT between Delta Consulting LLC and Initech Inc.", ""),
+    )
 }
 LIST_QUESTION = "Which of these agreements contain a non-compete?"
 

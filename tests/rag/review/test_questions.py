@@ -1,0 +1,44 @@
+"""Which questions are matter-review questions, and which clause type they name."""
+
+import pytest
+
+from rag.review.questions import LIST, PRESENCE, matter_question
+
+
+@pytest.mark.parametrize(
+    ("question", "column"),
+    [
+        ("Which of these agreements contain a non-compete?", "non_compete"),
+        ("Which contracts can be terminated for convenience?", "termination_for_convenience"),
+        ("Do any of the agreements have a change of control clause?", "change_of_control"),
+        ("List the agreements that restrict assignment.", "anti_assignment"),
+        ("How many of these contracts require insurance?", "insurance"),
+        ("Which of these agreements restrict hiring or soliciting employees?", "no_solicit_employees"),
+        ("Which of these agreements restrict soliciting customers?", "no_solicit_customers"),
+        ("Which of these agreements assign ownership of intellectual property?", "ip_ownership_assignment"),
+    ],
+)
+def test_list_questions_name_their_clause_type(question, column):
+    asked = matter_question(question)
+    assert asked is not None and asked.kind == LIST and asked.column.key == column
+
+
+@pytest.mark.parametrize(
+    ("question", "column"),
+    [
+        ("Does this agreement contain a non-compete?", "non_compete"),
+        ("Can this agreement be assigned without consent?", "anti_assignment"),
+        ("Is there a cap on liability?", "cap_on_liability"),
+    ],
+)
+def test_presence_questions_name_their_clause_type(question, column):
+    asked = matter_question(question)
+    assert asked is not None and asked.kind == PRESENCE and asked.column.key == column
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["What is the monthly fee?", "Who are the parties to the distributor agreement?", "Summarize the memo."],
+)
+def test_questions_naming_no_clause_type_are_left_to_search(question):
+    assert matter_question(question) is None
