@@ -17,6 +17,7 @@ outside the filters altogether (SearchFilters.visibility), so they are neither c
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,9 +27,8 @@ from django.db.models import Q
 from pgvector.django import MaxInnerProduct
 
 from rag.models import Chunk, ClauseSignal, Document, DocumentStatus
-from rag.retrieval import snippets
 from rag.retrieval.filters import SearchFilters
-from rag.retrieval.rerank import WindowScore, get_reranker, score_passages
+from rag.retrieval.rerank import WindowScore, get_reranker
 from tenants.models import Tenant
 from tenants.selectors import owned_list
 
@@ -36,7 +36,9 @@ from .columns import Column
 from .model import ClauseModel, clause_model, window_logit
 
 PASSAGES_READ = 4  # a document's best passages by probe score that the cross-encoder reads
-WINDOWS_PER_PASSAGE = 3
+WINDOWS_PER_PASSAGE = 4  # evidence paragraphs read per passage
+MAX_WINDOW_CHARS = 700
+_PARAGRAPH = re.compile(r"\S(?:.|\n(?![ \t]*\n))*")  # a run of non-blank lines
 ZERO_SHOT_PRESENT = 0.5  # without a probe: the cross-encoder's relevance of the best window
 ZERO_SHOT_PASSAGES = 4  # without a probe: passages read per document (those with evidence words)
 
@@ -64,17 +66,36 @@ class Review:
         return [verdict for verdict in self.verdicts if verdict.present]
 
 
+def evidence_windows(column: Column, text: str) -> list[tuple[int, int]]:
+    """The paragraphs of `text` that use the clause's evidence words, as spans (a paragraph longer
+    than MAX_WINDOW_CHARS is read in parts cut at sentence ends), at most WINDOWS_PER_PASSAGE."""
+    spans = []
+    for paragraph in _PARAGRAPH.finditer(text):
+        start, end = paragraph.start(), paragraph.end()
+        while end - start > MAX_WINDOW_CHARS:
+            cut = text.rfind(". ", start, start + MAX_WINDOW_CHARS)
+            cut = cut + 1 if cut > start + 100 else start + MAX_WINDOW_CHARS
+            spans.append((start, cut))
+            start = cut + len(text[cut:end]) - len(text[cut:end].lstrip())
+        if end - start > 20:
+            spans.append((start, end))
+    return [(s, e) for s, e in spans if column.has_evidence(text[s:e])][:WINDOWS_PER_PASSAGE]
+
+
 def window_scores(reranker, column: Column, texts: Sequence[str]) -> list[WindowScore | None]:
-    """Each text's best window for the column's question (the pipeline's window scoring)."""
-    evidence = [column.evidence] if column.evidence is not None else []
-    return score_passages(
-        reranker,
-        column.question,
-        texts,
-        terms=snippets.query_terms(column.question),
-        windows_per_passage=WINDOWS_PER_PASSAGE,
-        evidence=evidence,
-    )
+    """Each text's best evidence window (evidence_windows) for the clause, as the cross-encoder
+    scores it against the clause's typical wording (None: no window uses its words)."""
+    spans = [evidence_windows(column, text) for text in texts]
+    windows = [
+        " ".join(text[s:e].split()) for text, found in zip(texts, spans, strict=True) for s, e in found
+    ]
+    distinct = list(dict.fromkeys(windows))
+    scored = dict(zip(distinct, reranker.score(column.statement, distinct), strict=True)) if distinct else {}
+    best: list[WindowScore | None] = []
+    for text, found in zip(texts, spans, strict=True):
+        candidates = [WindowScore(scored[" ".join(text[s:e].split())], s, e) for s, e in found]
+        best.append(max(candidates, key=lambda w: w.score, default=None))
+    return best
 
 
 def review(*, tenant: Tenant, filters: SearchFilters, column: Column) -> Review:
