@@ -11,6 +11,11 @@ from .context import QueryContext
 def review_block(review, listed: int) -> str:
     """The note that ends the context of a list question: how the sources were chosen."""
     checked = len(review.verdicts)
+    if checked == 1:
+        return (
+            f"Clause review: the document was checked for {review.column.noun}, and the source above "
+            "is where it says so. Answer \"Yes.\" first, then quote the clause with its citation."
+        )
     note = (
         f"Matter review: all {checked} documents in scope were checked for {review.column.noun}. "
         f"The sources above are the evidence of the {listed} found to contain it, one per document. "

@@ -6,8 +6,10 @@
   context, one passage per document, and the search stages are skipped. None holds it: "None of
   the 25 documents checked holds a non-compete clause." (not the generic "not found").
 - A presence question about one chosen document ("Does this agreement contain a non-compete?"):
-  when the review finds the clause clearly absent, the answer is that it is absent; otherwise
-  search answers as usual, quoting the clause.
+  the same judgement answers it, so a list and a question about one of its documents agree: "Yes.
+  <title> contains a non-compete clause: "…" [1]" with the clause's window, or "No: <title> does
+  not contain a non-compete clause." Where the review found it but no window shows it, search
+  quotes it as usual.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from ..context import QueryContext
 
 MAX_LISTED = 50  # documents a list answer quotes; more are named in the review table
 CONTEXT_CHARS = 300  # of each document's passage, around its answer window
-ABSENT_BELOW = 0.2  # a chosen document is answered "No" when the review's probability is under this
 
 
 class MatterReviewStage:
@@ -54,12 +55,15 @@ class MatterReviewStage:
         if asked.kind == LIST and len(review.verdicts) >= 2:
             return self._listed(ctx, review)
         if asked.kind != LIST and len(review.verdicts) == 1:
-            return self._absent(ctx, review)
+            return self._one(ctx, review)
         return ctx
 
     def _listed(self, ctx: QueryContext, review: classify.Review) -> QueryContext:
         ctx.review = review
         present = review.present[:MAX_LISTED]
+        return self._quoted(ctx, review, present)
+
+    def _quoted(self, ctx: QueryContext, review: classify.Review, present) -> QueryContext:
         if not present:
             ctx.retrieval = _nothing(ctx.search_query)
             ctx.not_found_reason = "not_in_documents"
@@ -76,10 +80,13 @@ class MatterReviewStage:
         )
         return ctx
 
-    def _absent(self, ctx: QueryContext, review: classify.Review) -> QueryContext:
+    def _one(self, ctx: QueryContext, review: classify.Review) -> QueryContext:
         verdict = review.verdicts[0]
-        if verdict.present or verdict.probability >= ABSENT_BELOW:
-            return ctx
+        if verdict.present and verdict.window is not None:
+            ctx.review = review  # "Yes", with the clause quoted
+            return self._quoted(ctx, review, [verdict])
+        if verdict.present:
+            return ctx  # found, but no window shows it: search quotes it
         title = (
             owned_list(Document, tenant=ctx.tenant)
             .filter(pk=verdict.document_id)
