@@ -27,6 +27,7 @@ from tenants.models import Role
 
 from . import admin_pages, selectors, services
 from .admin_forms import RankingTuneForm, SimulationForm
+from .exports.spreadsheet import csv_safe
 from .ingest import service
 from .models import AuditLog, Case, Chunk, Document, RankingWeights, TitleSource
 from .retrieval.ranking import Weights
@@ -431,16 +432,6 @@ CSV_COLUMNS = (
     "cache_hit",
     "flags",
 )
-# A spreadsheet runs a cell starting with one of these as a formula (CSV injection); tab and
-# carriage return too, as some strip them before looking.
-_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_safe(value):
-    """`value` for a CSV cell: text that a spreadsheet would run as a formula gets a leading "'"."""
-    if isinstance(value, str) and value.startswith(_FORMULA_PREFIXES):
-        return "'" + value
-    return value
 
 
 def audit_csv_row(row: AuditLog) -> list:

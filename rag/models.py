@@ -502,3 +502,7 @@ class AnswerExport(TenantOwned):
 
     def __str__(self) -> str:
         return f"{self.get_format_display()} of {len(self.request_ids)} answer(s)"
+
+
+# Review tables (rag.review.tables): their own module, registered with this app.
+from rag.review.tables.models import ReviewCell, ReviewTable, ReviewTemplate  # noqa: E402, F401

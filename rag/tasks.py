@@ -117,6 +117,17 @@ def run_query_job(self, job_id: str) -> str:
     return query_job_run(job_id=job_id, in_worker=not self.request.is_eager).status
 
 
+@shared_task(name="rag.run_review_table")
+def run_review_table(table_id: int, run: int) -> str:
+    """Fill one run of a review table (rag.review.tables.fill.table_fill); returns its final
+    status. On the query jobs' queue, beside the questions a table asks. A delivery for a table
+    cancelled, deleted or run again since is "stale" and does nothing; one delivered again after its
+    worker died resumes it, computing only the cells still missing."""
+    from rag.review.tables.fill import table_fill
+
+    return table_fill(table_id=table_id, run=run)
+
+
 @shared_task(name="rag.recover_lost_work")
 def recover_lost_work() -> dict:
     """Queue again (or fail, when out of attempts) the documents and query jobs whose worker died

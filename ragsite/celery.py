@@ -15,8 +15,9 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 
-# Tasks sent to the query jobs' queue; everything else goes to the default queue (ingestion, upkeep).
-QUERY_TASKS = frozenset({"rag.run_query_job"})
+# Tasks sent to the query jobs' queue (questions, and the review tables that ask them); everything
+# else goes to the default queue (ingestion, upkeep).
+QUERY_TASKS = frozenset({"rag.run_query_job", "rag.run_review_table"})
 QUERY_QUEUE_SUFFIX = ".query"
 
 

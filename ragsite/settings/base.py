@@ -239,6 +239,7 @@ SPECTACULAR_SETTINGS = {
         "JobStatusEnum": "rag.models.JobStatus",
         "AuditStatusEnum": "rag.models.AuditStatus",
         "DocumentStatusEnum": "rag.models.DocumentStatus",
+        "ReviewStatusEnum": "rag.review.tables.models.ReviewStatus",
     },
     # Separate request/response components, so read-only fields are not demanded in requests.
     "COMPONENT_SPLIT_REQUEST": True,

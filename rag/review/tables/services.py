@@ -1,0 +1,134 @@
+"""Making, running, cancelling and deleting review tables, and the firm's saved column sets.
+
+A table runs as a background job on the query jobs' queue (rag.tasks.run_review_table) for the
+caller who starts it: the documents they may read are checked. `review_table_rerun` runs it again
+for whoever asks, recomputing only what changed (rag.review.tables.fill).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from rag import selectors as rag_selectors
+from rag.queries.caller import Caller
+from rag.retrieval.service import reader_visibility
+from ragsite.exceptions import Conflict, InvalidInput, QueueUnavailable
+
+from . import selectors
+from .fill import visible_documents
+from .models import ACTIVE, ReviewStatus, ReviewTable, ReviewTemplate
+from .specs import validated
+
+logger = logging.getLogger(__name__)
+
+
+def review_table_create(
+    *, caller: Caller, case_id, columns=None, template_id=None, name: str = "", enqueue: bool = True
+) -> ReviewTable:
+    """A new table of the case's documents by `columns` (or a saved template's), queued to run.
+    `NotFound` for a missing, foreign or walled-off case or template; `InvalidInput` for bad
+    columns; `QueueUnavailable` when the job cannot be queued."""
+    case = rag_selectors.case_get(tenant=caller.tenant, case_id=case_id, hidden_cases=caller.hidden_cases)
+    if (columns is None) == (template_id is None):
+        raise InvalidInput(
+            "Give either columns or a template_id.",
+            details={"columns": "Give columns or template_id, not both or neither."},
+        )
+    if template_id is not None:
+        template = selectors.review_template_get(tenant=caller.tenant, template_id=template_id)
+        columns = template.columns
+        name = name or template.name
+    table = ReviewTable(
+        tenant=caller.tenant,
+        case=case,
+        name=name,
+        columns=validated(columns),
+        created_by_id=caller.user_id,
+    )
+    _start(table, caller)
+    table.save()
+    if enqueue:
+        _enqueue(table)
+    return table
+
+
+def _start(table: ReviewTable, caller: Caller) -> None:
+    """Set a new run up for `caller`, its total known at once (the poller's first answer)."""
+    table.run += 1
+    table.run_by_id = caller.user_id
+    table.run_role = caller.role
+    table.run_api_key_prefix = caller.api_key_prefix
+    table.status = ReviewStatus.QUEUED
+    table.error = None
+    table.started_at = table.finished_at = None
+    visibility = reader_visibility(tenant=caller.tenant, reader=caller.reader)
+    table.total = visible_documents(table, visibility).count() * len(table.columns)
+    table.done = 0
+
+
+def _enqueue(table: ReviewTable) -> None:
+    from rag.tasks import run_review_table
+
+    try:
+        run_review_table.delay(table.pk, table.run)
+    except Exception as exc:
+        logger.exception("review table could not be queued", extra={"table_id": table.pk})
+        error = QueueUnavailable()
+        ReviewTable.objects.filter(pk=table.pk, run=table.run).update(
+            status=ReviewStatus.FAILED,
+            error={"error_type": error.error_type, "message": error.message},
+            finished_at=timezone.now(),
+        )
+        raise error from exc
+
+
+def review_table_rerun(*, caller: Caller, table: ReviewTable) -> ReviewTable:
+    """Run the table again for `caller`: `Conflict` while it is queued or running."""
+    with transaction.atomic():
+        table = ReviewTable.objects.select_for_update().get(pk=table.pk)
+        if table.is_active:
+            raise Conflict(
+                "The table is still being filled: cancel it first or wait.",
+                details={"status": table.status},
+            )
+        _start(table, caller)
+        table.save()
+    _enqueue(table)
+    return selectors.review_table_get(tenant=caller.tenant, table_id=table.pk)
+
+
+def review_table_cancel(*, table: ReviewTable) -> ReviewTable:
+    """Stop a queued or running table (the job stops at its next cell; cells made so far stay).
+    A table that is not running is returned as it is."""
+    ReviewTable.objects.filter(pk=table.pk, status__in=ACTIVE).update(
+        status=ReviewStatus.CANCELLED, finished_at=timezone.now(), updated_at=timezone.now()
+    )
+    table.refresh_from_db()
+    return table
+
+
+def review_table_delete(*, table: ReviewTable) -> None:
+    """Delete the table and its cells (a running job stops at its next cell)."""
+    table.delete()
+
+
+def review_template_create(*, caller: Caller, name: str, columns) -> ReviewTemplate:
+    """A firm's saved column set; `Conflict` when the name is taken, `InvalidInput` for bad columns."""
+    template = ReviewTemplate(
+        tenant=caller.tenant, name=name.strip(), columns=validated(columns), created_by_id=caller.user_id
+    )
+    try:
+        with transaction.atomic():
+            template.save()
+    except IntegrityError as exc:
+        raise Conflict(
+            "The firm already has a review template of this name.", details={"name": "Taken."}
+        ) from exc
+    return template
+
+
+def review_template_delete(*, template: ReviewTemplate) -> None:
+    template.delete()
