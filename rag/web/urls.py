@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import answers, exports, views
+from . import answers, exports, review, views
 
 app_name = "web"
 
@@ -10,6 +10,8 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("cases/", views.cases, name="cases"),
     path("cases/<int:case_id>/", views.case, name="case"),
+    path("cases/<int:case_id>/review/", review.review, name="review"),
+    path("review/<int:table_id>/", review.review_table, name="review-table"),
     path("documents/<int:document_id>/", views.document, name="document"),
     path("ask/", views.ask, name="ask"),
     path("history/", views.history, name="history"),

@@ -186,6 +186,19 @@ def _populate(data: TenantData, suffix: str) -> None:
     )
     assert response.status_code == 201, response.content
 
+    # A review table of the case (filled at once: tasks are eager here) and a saved column set.
+    columns = [{"key": "governing_law"}, {"question": "What is the project code name?"}]
+    response = member.post(
+        f"/api/v1/rag/cases/{data.case_id}/review-tables", {"columns": columns}, format="json"
+    )
+    assert response.status_code == 202, response.content
+    data.extra["table_id"] = response.json()["id"]
+    response = admin.post(
+        "/api/v1/rag/review-templates", {"name": f"{data.label} set", "columns": columns}, format="json"
+    )
+    assert response.status_code == 201, response.content
+    data.extra["review_template_id"] = response.json()["id"]
+
     data.extra["conversation_id"] = f"conv_{data.label}_{data.marker}"
     response = member.post(
         "/api/v1/rag/query",

@@ -37,7 +37,7 @@ from .conftest import (
 )
 from .test_tenant_isolation import OPERATIONS, PATH_PARAMS, PROBES, _call, _normalized, _path_params
 
-WALLED_PARAMS = ("case_id", "document_id", "job_id", "request_id", "conversation_id")
+WALLED_PARAMS = ("case_id", "document_id", "job_id", "request_id", "conversation_id", "table_id")
 OPEN_TEXT = (
     "CONSULTING AGREEMENT between Acme Robotics Corp and Initech LLC.\n\n"
     "1. Services. Initech shall advise on logistics.\n\n"
@@ -58,6 +58,7 @@ class Walled:
     open_request_id: str
     open_job_id: str
     open_conversation_id: str
+    open_table_id: int
 
     def secrets(self) -> list[str]:
         firm = self.firm
@@ -99,6 +100,11 @@ def walled(world, django_db_blocker) -> Walled:
         assert response.status_code == 201, response.content
         open_case_id = response.json()["id"]
         open_document = upload_ready(member, open_case_id, "consulting.txt", OPEN_TEXT.encode())
+        response = member.post(
+            f"/api/v1/rag/cases/{open_case_id}/review-tables", {"columns": ["governing_law"]}, format="json"
+        )
+        assert response.status_code == 202, response.content
+        open_table_id = response.json()["id"]
         Case.objects.filter(pk=firm.only_case_id).update(
             client=f"Client of {firm.marker}", description=f"What {firm.marker} is about"
         )
@@ -130,6 +136,7 @@ def walled(world, django_db_blocker) -> Walled:
             open_request_id=open_request_id,
             open_job_id=response.json()["job_id"],
             open_conversation_id=open_conversation,
+            open_table_id=open_table_id,
         )
     yield data
     with django_db_blocker.unblock():
@@ -142,6 +149,7 @@ WALLED_VALUE = {
     "job_id": lambda w: w.firm.job_id,
     "request_id": lambda w: w.firm.request_id,
     "conversation_id": lambda w: w.firm.extra["conversation_id"],
+    "table_id": lambda w: w.firm.extra["table_id"],
 }
 OPEN_VALUE = {
     "case_id": lambda w: w.open_case_id,
@@ -149,6 +157,7 @@ OPEN_VALUE = {
     "job_id": lambda w: w.open_job_id,
     "request_id": lambda w: w.open_request_id,
     "conversation_id": lambda w: w.open_conversation_id,
+    "table_id": lambda w: w.open_table_id,
 }
 WALLED_OPERATIONS = [
     (method, path)
@@ -289,6 +298,8 @@ WEB_PAGES = {
     "answer-docx": lambda w: f"/ask/{w.firm.request_id}/memo.docx",
     "answer-text": lambda w: f"/ask/{w.firm.request_id}/citations.txt",
     "rerun": lambda w: f"/ask/?rerun={w.firm.request_id}",
+    "review": lambda w: f"/cases/{w.firm.case_id}/review/",
+    "review-table": lambda w: f"/review/{w.firm.extra['table_id']}/",
 }
 
 
@@ -311,7 +322,7 @@ def test_staff_pages_of_the_walled_matter_are_not_found(walled, page):
 def test_the_insider_opens_the_walled_pages(walled):
     client = Client()
     client.force_login(walled.insider)
-    for page in ("case", "document"):
+    for page in ("case", "document", "review", "review-table"):
         response = client.get(WEB_PAGES[page](walled))
         assert response.status_code == 200, page
 

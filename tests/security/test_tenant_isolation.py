@@ -112,6 +112,18 @@ PATH_PARAMS: dict[str, PathParam] = {
             f"/api/v1/rag/queries?conversation_id={b.extra['conversation_id']}",
         ),
     ),
+    "table_id": PathParam(
+        foreign=lambda b: b.extra["table_id"],
+        own=lambda a: a.extra["table_id"],
+        missing=2_000_000_000,
+        owner_read=lambda b: (Role.MEMBER, f"/api/v1/rag/review-tables/{b.extra['table_id']}"),
+    ),
+    "review_template_id": PathParam(
+        foreign=lambda b: b.extra["review_template_id"],
+        own=lambda a: a.extra["review_template_id"],
+        missing=2_000_000_000,
+        owner_read=lambda b: (Role.ADMIN, "/api/v1/rag/review-templates"),
+    ),
     "key_id": PathParam(
         foreign=lambda b: b.key_ids[Role.VIEWER],
         own=lambda a: a.key_ids[Role.VIEWER],
@@ -295,6 +307,25 @@ PROBES: dict[str, Probe] = {
         "upload into bravo's case", body=lambda a, b: _text_file(), format="multipart"
     ),
     "POST /api/v1/rag/cases/{case_id}/reindex": Probe("reindex bravo's case"),
+    # Review tables and the firm's saved column sets.
+    "GET /api/v1/rag/review-columns": Probe("the built-in columns, the same for every firm"),
+    "GET /api/v1/rag/cases/{case_id}/review-tables": Probe("bravo's case's review tables"),
+    "POST /api/v1/rag/cases/{case_id}/review-tables": Probe(
+        "a review table of bravo's case", body=lambda a, b: {"columns": [{"key": "governing_law"}]}
+    ),
+    "GET /api/v1/rag/review-tables/{table_id}": Probe("bravo's review table"),
+    "DELETE /api/v1/rag/review-tables/{table_id}": Probe("delete bravo's review table"),
+    "GET /api/v1/rag/review-tables/{table_id}/status": Probe("bravo's review table's progress"),
+    "POST /api/v1/rag/review-tables/{table_id}/cancel": Probe("cancel bravo's review table"),
+    "POST /api/v1/rag/review-tables/{table_id}/rerun": Probe("re-run bravo's review table"),
+    "GET /api/v1/rag/review-tables/{table_id}/export": Probe("bravo's review table as CSV"),
+    "GET /api/v1/rag/review-templates": Probe("alpha's saved column sets only"),
+    "POST /api/v1/rag/review-templates": Probe(
+        "a column set of alpha's own",
+        body=lambda a, b: {"name": "Sweep set", "columns": [{"key": "insurance"}]},
+        expect=(201,),
+    ),
+    "DELETE /api/v1/rag/review-templates/{review_template_id}": Probe("delete bravo's column set"),
     # Documents.
     "GET /api/v1/rag/documents": Probe(
         "alpha's documents; filtered by bravo's case or title, none",
@@ -470,7 +501,8 @@ def test_no_operation_shows_or_touches_the_other_tenants_data(method, path, alph
     assert _owner_view(bravo, param) == before, f"{method} {path} changed bravo's object"
 
     # Control: alpha's own object is found through the same route, so the 404 above is isolation.
-    control_role = Role.ADMIN if "/admin/" in path or "/api-keys" in path else Role.MEMBER
+    admin_only = ("/admin/", "/api-keys", "/review-templates/")  # what only admins change
+    control_role = Role.ADMIN if any(part in path for part in admin_only) else Role.MEMBER
     own = _call(alpha.client(control_role), method, url(spec.own(alpha)), probe, alpha, bravo)
     assert own.status_code < 400, (own.status_code, body_text(own)[:500])
 
@@ -612,6 +644,16 @@ WEB_PROBES: dict[str, WebProbe] = {
     ),
     "conversation-docx": WebProbe(
         lambda c, a, b: c.get(f"/conversations/{b.extra['conversation_id']}/memo.docx"), 404
+    ),
+    "review": WebProbe(
+        lambda c, a, b: c.get(f"/cases/{b.case_id}/review/"),
+        404,
+        control=lambda c, a: c.get(f"/cases/{a.case_id}/review/"),
+    ),
+    "review-table": WebProbe(
+        lambda c, a, b: c.get(f"/review/{b.extra['table_id']}/"),
+        404,
+        control=lambda c, a: c.get(f"/review/{a.extra['table_id']}/"),
     ),
     "history": WebProbe(
         lambda c, a, b: c.get("/history/", {"q": b.marker}), 200, echoed=lambda b: [b.marker]

@@ -30,11 +30,12 @@ class ExportFile:
 
 
 def header(view: TableView) -> list[str]:
-    return ["Document", "Document id"] + [
+    labels = [
         column.label if part == "answer" else f"{column.label}: {part}"
         for column in view.columns
         for part in PARTS
     ]
+    return ["Document", "Document id", *(csv_safe(label) for label in labels)]
 
 
 def rows(view: TableView) -> list[list]:

@@ -16,6 +16,8 @@ from rag.review.tables.models import ReviewCell, ReviewStatus, ReviewTable
 from ragsite.exceptions import InvalidInput, NotFound
 from tenants.models import Role
 
+from .contracts import ingest
+
 GOVERNING_LAW = "15. Governing Law. This Agreement shall be governed by the laws of the State of {state}."
 NON_COMPETE = (
     "8. Non-Competition. During the Term and for two (2) years thereafter, Distributor shall not, "
@@ -37,18 +39,6 @@ CONTRACTS = {
     "Gamma License Agreement": contract("LICENSE AGREEMENT", "Gamma Software Inc and Fabrikam Corp", "Texas"),
 }
 COLUMNS = [{"key": "non_compete"}, {"key": "governing_law"}, {"question": "When are invoices payable?"}]
-
-
-def ingest(tenant, case, title: str, text: str) -> Document:
-    outcome = service.ingest_now(
-        tenant=tenant,
-        case=case,
-        filename=title.lower().replace(" ", "-") + ".txt",
-        content=text.encode(),
-        fields=service.DocumentFields(title=title),
-    )
-    assert outcome.status == "ok", outcome.reason
-    return outcome.document
 
 
 @pytest.fixture
