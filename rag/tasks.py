@@ -16,6 +16,7 @@ from tenants.models import Tenant
 from . import selectors
 from .ingest import queue, recovery, service
 from .models import DocumentStatus
+from .review import signals as review_signals
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +86,9 @@ def _ingest_run(task, tenant: Tenant, document_id: int) -> str:
         logger.exception("ingest crashed", extra={"document_id": document_id})
         service.document_fail_unexpectedly(tenant=tenant, document_id=document_id)
         raise
+    if document.status == DocumentStatus.READY:
+        # Matter review reads these for every question about a whole matter (rag.review.signals).
+        review_signals.compute_quietly(document)
     return document.status
 
 

@@ -14,7 +14,7 @@ def review_block(review, listed: int) -> str:
     if checked == 1:
         return (
             f"Clause review: the document was checked for {review.column.noun}, and the source above "
-            "is where it says so. Answer \"Yes.\" first, then quote the clause with its citation."
+            'is where it says so. Answer "Yes." first, then quote the clause with its citation.'
         )
     note = (
         f"Matter review: all {checked} documents in scope were checked for {review.column.noun}. "

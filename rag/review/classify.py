@@ -1,14 +1,13 @@
 """Which documents in scope hold a clause: every document checked, none skipped.
 
-For a clause type the model has a probe for (rag.review.model), each passage in scope gets its
-probe score in one SQL query (an inner product with its stored embedding, inside the request's
-filters and the reader's visibility); a document's best passages (PASSAGES_READ) are read by the
-cross-encoder for the clause's question; the two give the document's probability. A document
-whose best probe score is under the model's floor is a "No" without the cross-encoder (the floor
-keeps ~97 % of held-out clauses), which keeps a 500-document matter within seconds.
+For a clause type the clause model has a probe for (rag.review.model), each document's verdict is
+read from its clause signal (rag.review.signals: the probe's score of its best evidence
+paragraph, computed once per document): one query for a matter of any size, inside the request's
+filters and the reader's visibility. Documents without signals of the current model get them
+computed first.
 
 A clause type without a probe (nothing to learn it from) is judged by the cross-encoder alone,
-on the passages that use its evidence words.
+on the paragraphs that use its evidence words, compared with the clause's typical wording.
 
 Documents in scope that cannot be read yet (processing, failed) are counted, never named unless
 the reader may see them; confidential documents the reader may not read and walled-off cases are
@@ -17,28 +16,24 @@ outside the filters altogether (SearchFilters.visibility), so they are neither c
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.db import transaction
 from django.db.models import Q
-from pgvector.django import MaxInnerProduct
 
+from rag.ingest import embedding
 from rag.models import Chunk, ClauseSignal, Document, DocumentStatus
 from rag.retrieval.filters import SearchFilters
 from rag.retrieval.rerank import WindowScore, get_reranker
 from tenants.models import Tenant
 from tenants.selectors import owned_list
 
+from . import signals
 from .columns import Column
-from .model import ClauseModel, clause_model, window_logit
+from .model import ClauseModel, clause_model
 
-PASSAGES_READ = 4  # a document's best passages by probe score that the cross-encoder reads
-WINDOWS_PER_PASSAGE = 4  # evidence paragraphs read per passage
-MAX_WINDOW_CHARS = 700
-_PARAGRAPH = re.compile(r"\S(?:.|\n(?![ \t]*\n))*")  # a run of non-blank lines
+WINDOWS_PER_PASSAGE = 4  # evidence paragraphs read per passage (without a probe)
 ZERO_SHOT_PRESENT = 0.5  # without a probe: the cross-encoder's relevance of the best window
 ZERO_SHOT_PASSAGES = 4  # without a probe: passages read per document (those with evidence words)
 
@@ -67,19 +62,10 @@ class Review:
 
 
 def evidence_windows(column: Column, text: str) -> list[tuple[int, int]]:
-    """The paragraphs of `text` that use the clause's evidence words, as spans (a paragraph longer
-    than MAX_WINDOW_CHARS is read in parts cut at sentence ends), at most WINDOWS_PER_PASSAGE."""
-    spans = []
-    for paragraph in _PARAGRAPH.finditer(text):
-        start, end = paragraph.start(), paragraph.end()
-        while end - start > MAX_WINDOW_CHARS:
-            cut = text.rfind(". ", start, start + MAX_WINDOW_CHARS)
-            cut = cut + 1 if cut > start + 100 else start + MAX_WINDOW_CHARS
-            spans.append((start, cut))
-            start = cut + len(text[cut:end]) - len(text[cut:end].lstrip())
-        if end - start > 20:
-            spans.append((start, end))
-    return [(s, e) for s, e in spans if column.has_evidence(text[s:e])][:WINDOWS_PER_PASSAGE]
+    """The paragraphs of `text` that use the clause's evidence words, as spans, at most
+    WINDOWS_PER_PASSAGE."""
+    found = [(s, e) for s, e in signals.paragraphs(text) if column.has_evidence(text[s:e])]
+    return found[:WINDOWS_PER_PASSAGE]
 
 
 def window_scores(reranker, column: Column, texts: Sequence[str]) -> list[WindowScore | None]:
@@ -101,111 +87,50 @@ def window_scores(reranker, column: Column, texts: Sequence[str]) -> list[Window
 def review(*, tenant: Tenant, filters: SearchFilters, column: Column) -> Review:
     """Every document `filters` let through (they carry the reader's visibility), judged for
     `column`."""
-    reranker = get_reranker()
     model = clause_model()
-    probe = model.probes.get(column.key) if model is not None else None
-    if reranker is None:
-        verdicts, used = [], "none"
-    elif probe is not None:
-        verdicts, used = _with_probe(tenant, filters, column, model, reranker), "probe+cross-encoder"
-    else:
+    if model is not None and column.key in model.probes and model.embedding_model == embedding.model_id():
+        verdicts, used = _from_signals(tenant, filters, column, model), "clause-model"
+    elif (reranker := get_reranker()) is not None:
         verdicts, used = _zero_shot(tenant, filters, column, reranker), "cross-encoder"
+    else:
+        verdicts, used = [], "none"
     checked = {verdict.document_id for verdict in verdicts}
     return Review(column, verdicts, _unreadable(tenant, filters, checked), used)
 
 
-def _with_probe(tenant, filters, column: Column, model: ClauseModel, reranker) -> list[Verdict]:
-    probe = model.probes[column.key]
-    rows = (
+def _from_signals(tenant, filters, column: Column, model: ClauseModel) -> list[Verdict]:
+    """The verdicts read from the documents' clause signals (computed now for any without)."""
+    in_scope = set(
         owned_list(Chunk, tenant=tenant)
-        .filter(filters.as_q(), embedding_model=model.embedding_model)
-        .annotate(negative=MaxInnerProduct("embedding", probe.weights.tolist()))
-        .values_list("pk", "document_id", "negative")
+        .filter(filters.as_q())
+        .values_list("document_id", flat=True)
+        .distinct()
     )
-    best: dict[int, list[tuple[float, int]]] = defaultdict(list)
-    for chunk_id, document_id, negative in rows:
-        best[document_id].append((-negative + probe.bias, chunk_id))
-    stored = _stored(tenant, column, model, list(best))
-    verdicts, read = [], {}
-    for document_id, scored in best.items():
-        scored.sort(reverse=True)
-        if scored[0][0] < model.candidate_floor:
-            verdicts.append(Verdict(document_id, False, model.probability(scored[0][0], -10.0)))
-        elif document_id in stored:
-            verdicts.append(_verdict(model, document_id, scored[0][0], *stored[document_id]))
-        else:
-            read[document_id] = scored
-    found = _best_windows(tenant, column, reranker, read)
-    _store(tenant, column, model, {d: (read[d][0][0], *found[d]) for d in found})
-    verdicts += [_verdict(model, d, read[d][0][0], *found[d]) for d in found]
-    return sorted(verdicts, key=lambda v: -v.probability)
-
-
-def _verdict(model: ClauseModel, document_id: int, score: float, chunk_id: int, window) -> Verdict:
-    probability = model.probability(score, window_logit(window and window.score))
-    return Verdict(document_id, probability >= model.threshold, probability, chunk_id, window)
-
-
-def _best_windows(tenant, column: Column, reranker, read: dict) -> dict[int, tuple[int, WindowScore | None]]:
-    """{document id: (chunk id, best window)} among each document's PASSAGES_READ best passages."""
-    pairs = [(document_id, chunk_id) for document_id, s in read.items() for _, chunk_id in s[:PASSAGES_READ]]
-    texts = _texts(tenant, [chunk_id for _, chunk_id in pairs])
-    pairs = [(document_id, chunk_id) for document_id, chunk_id in pairs if chunk_id in texts]
-    windows = window_scores(reranker, column, [texts[chunk_id] for _, chunk_id in pairs])
-    found: dict[int, tuple[int, WindowScore | None]] = {}
-    for (document_id, chunk_id), window in zip(pairs, windows, strict=True):
-        held = found.get(document_id)
-        if held is None or (window is not None and (held[1] is None or window.score > held[1].score)):
-            found[document_id] = (chunk_id, window)
-    return found
-
-
-def _stored(tenant, column: Column, model: ClauseModel, document_ids: list[int]) -> dict:
-    """{document id: (chunk id, window)} kept from an earlier review by this model version. A
-    reindex deletes the document's chunks and, with them, its signals."""
+    signals.ensure(tenant, in_scope, model)
     rows = (
         owned_list(ClauseSignal, tenant=tenant)
-        .filter(column=column.key, model=model.version, document_id__in=document_ids)
-        .values_list("document_id", "chunk_id", "chunk__char_start", "relevance", "char_start", "char_end")
-    )
-    return {
-        document_id: (
-            chunk_id,
-            None if relevance is None else WindowScore(relevance, start - chunk_start, end - chunk_start),
+        .filter(column=column.key, model=model.version, document_id__in=in_scope)
+        .values_list(
+            "document_id",
+            "chunk_id",
+            "chunk__char_start",
+            "chunk__char_end",
+            "score",
+            "char_start",
+            "char_end",
         )
-        for document_id, chunk_id, chunk_start, relevance, start, end in rows
-    }
-
-
-def _store(tenant, column: Column, model: ClauseModel, found: dict) -> None:
-    """Keep each document's best window for this clause type (one row per document and type)."""
-    if not found:
-        return
-    starts = dict(
-        owned_list(Chunk, tenant=tenant)
-        .filter(pk__in=[v[1] for v in found.values()])
-        .values_list("pk", "char_start")
     )
-    rows = [
-        ClauseSignal(
-            tenant=tenant,
-            document_id=document_id,
-            chunk_id=chunk_id,
-            column=column.key,
-            score=score,
-            relevance=window.score if window is not None else None,
-            char_start=starts[chunk_id] + (window.start if window is not None else 0),
-            char_end=starts[chunk_id] + (window.end if window is not None else 0),
-            model=model.version,
+    verdicts = []
+    for document_id, chunk_id, chunk_start, chunk_end, score, start, end in rows:
+        probability = model.probability(score)
+        start, end = max(start, chunk_start), min(end, chunk_end)  # the paragraph within its passage
+        window = (
+            None
+            if score <= signals.NO_EVIDENCE
+            else WindowScore(probability, start - chunk_start, end - chunk_start)
         )
-        for document_id, (score, chunk_id, window) in found.items()
-        if chunk_id in starts
-    ]
-    with transaction.atomic():
-        owned_list(ClauseSignal, tenant=tenant).filter(
-            column=column.key, document_id__in=list(found)
-        ).delete()
-        ClauseSignal.objects.bulk_create(rows, ignore_conflicts=True)
+        verdicts.append(Verdict(document_id, probability >= model.threshold, probability, chunk_id, window))
+    return sorted(verdicts, key=lambda v: -v.probability)
 
 
 def _zero_shot(tenant, filters, column: Column, reranker) -> list[Verdict]:

@@ -1,16 +1,12 @@
-"""The learned clause model: for each clause type, a linear probe over the passages' embeddings
-and a combiner that weighs it with the cross-encoder.
+"""The learned clause model: for each clause type, a linear probe over embeddings, and the
+calibration that turns its score into a probability.
 
-A passage's probe score is `w · embedding + b`: one inner product with the vector search's own
-stored embedding, so a matter of any size is scored in one SQL query and nothing is computed at
-ingestion. A document's verdict reads its best probe score and the cross-encoder's relevance of
-the best window of its best passages for the clause's question (`rag.review.classify`):
-
-    P(clause) = sigmoid(a · probe + c · logit(window) + bias)
-
-The probes and the combiner are trained on lawyers' labels (`rag.review.train`, `manage.py
-review_train`) and kept in `data/clause_model.json` with the embedding model they were trained
-for; chunks of another embedding model have no probe score, and the model is not used for them.
+A probe scores a text as `w · embedding + b` with the search's own embedding model. It is
+trained on passages (the lawyers' clause spans mark the positive ones) and applied to a
+document's paragraphs (rag.review.signals): a document's score is its best evidence paragraph's,
+and `P = sigmoid(a · score + bias)`, with `a`, `bias` and the decision `threshold` fitted on
+matters held out from the probes' training (`rag.review.train`, `manage.py review_train`). The
+model is kept in `data/clause_model.json` with the embedding model it belongs to.
 """
 
 from __future__ import annotations
@@ -37,22 +33,22 @@ class Probe:
 class ClauseModel:
     embedding_model: str
     probes: dict[str, Probe]  # column key → probe
-    combiner: tuple[float, float, float]  # a (probe), c (window logit), bias
-    candidate_floor: float  # a document whose best probe score is below this is no candidate
+    combiner: tuple[float, float]  # P = sigmoid(a · score + bias)
     threshold: float  # a document holds the clause at this probability or more
     trained_on: str  # what the labels were (for the docs and the admin)
-    version: str = ""  # a digest of the model file: signals of another version are recomputed
+    version: str = ""  # probes_digest: signals of another version are recomputed
 
-    def probability(self, probe_score: float, window_logit: float) -> float:
-        a, c, bias = self.combiner
-        return 1.0 / (1.0 + math.exp(-(a * probe_score + c * window_logit + bias)))
+    def probability(self, probe_score: float) -> float:
+        """The probability that a document whose best evidence paragraph scores `probe_score`
+        holds the clause (calibrated on held-out matters)."""
+        a, bias = self.combiner
+        return 1.0 / (1.0 + math.exp(-max(min(a * probe_score + bias, 30.0), -30.0)))
 
     def as_json(self) -> dict:
         return {
             "embedding_model": self.embedding_model,
             "trained_on": self.trained_on,
             "combiner": list(self.combiner),
-            "candidate_floor": self.candidate_floor,
             "threshold": self.threshold,
             "probes": {
                 key: {"bias": probe.bias, "weights": [round(float(w), 6) for w in probe.weights]}
@@ -69,7 +65,6 @@ def from_json(data: dict, version: str = "") -> ClauseModel:
             for key, value in data["probes"].items()
         },
         combiner=tuple(data["combiner"]),
-        candidate_floor=float(data["candidate_floor"]),
         threshold=float(data.get("threshold", 0.5)),
         trained_on=data.get("trained_on", ""),
         version=version,
@@ -85,9 +80,16 @@ def clause_model() -> ClauseModel | None:
     global _loaded
     with _lock:
         if _loaded is None and MODEL_FILE.is_file():
-            raw = MODEL_FILE.read_bytes()
-            _loaded = from_json(json.loads(raw), hashlib.sha256(raw).hexdigest()[:16])
+            data = json.loads(MODEL_FILE.read_bytes())
+            _loaded = from_json(data, probes_digest(data))
         return _loaded
+
+
+def probes_digest(data: dict) -> str:
+    """A digest of what a document's signals depend on: the probes and their embedding model (a
+    new calibration or threshold keeps the signals)."""
+    probes = json.dumps([data["embedding_model"], data["probes"]], sort_keys=True).encode()
+    return hashlib.sha256(probes).hexdigest()[:16]
 
 
 def save(model: ClauseModel, path: Path = MODEL_FILE) -> None:
@@ -95,11 +97,3 @@ def save(model: ClauseModel, path: Path = MODEL_FILE) -> None:
     path.write_text(json.dumps(model.as_json(), separators=(",", ":")))
     with _lock:
         _loaded = None
-
-
-def window_logit(relevance: float | None) -> float:
-    """The cross-encoder's 0..1 relevance back as a logit (a missing window counts as unrelated)."""
-    if relevance is None:
-        return -10.0
-    relevance = min(max(relevance, 1e-6), 1 - 1e-6)
-    return math.log(relevance / (1 - relevance))

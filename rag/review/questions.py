@@ -3,7 +3,8 @@
 A list question asks which documents hold something ("Which of these agreements contain a
 non-compete?", "Do any of the contracts give audit rights?", "List the agreements that can be
 terminated for convenience"); a presence question asks whether one document holds it ("Does
-this agreement contain a non-compete?"). Either is a matter-review question when it names one of
+this agreement contain a non-compete?"); a clause question asks something else about it ("What
+insurance must the distributor carry?"). Each is a matter-review question when it names one of
 the built-in clause types (rag.review.columns); other questions are answered by search.
 """
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 
 from .columns import Column, presence_column_named
 
-LIST, PRESENCE = "list", "presence"
+LIST, PRESENCE, CLAUSE = "list", "presence", "clause"
 
 _ASKS_WHICH = re.compile(
     r"^\s*(?:(?:and|so|also|now),?\s+)?(?:which|what|list|name|identify|find|show(?: me)?|tell me|how many|"
@@ -27,9 +28,16 @@ _DOCUMENTS = re.compile(
 )
 
 
+_YES_NO = re.compile(
+    r"^\s*(?:(?:and|so|also|now),?\s+)?(?:does|do|did|is|are|was|were|can|could|may|might|must|has|have|"
+    r"will|would|shall|should)\b",
+    re.I,
+)
+
+
 @dataclass(frozen=True)
 class MatterQuestion:
-    kind: str  # LIST or PRESENCE
+    kind: str  # LIST, PRESENCE (a yes/no question) or CLAUSE (another question about the clause)
     column: Column
 
 
@@ -41,4 +49,6 @@ def matter_question(question: str) -> MatterQuestion | None:
         return None
     if _ASKS_WHICH.search(question) and _DOCUMENTS.search(question):
         return MatterQuestion(LIST, column)
-    return MatterQuestion(PRESENCE, column)
+    if _YES_NO.search(question):
+        return MatterQuestion(PRESENCE, column)
+    return MatterQuestion(CLAUSE, column)

@@ -8,9 +8,9 @@ read in the index.
 
 - Probes: per clause type, a logistic regression over passage embeddings; a passage is positive
   when it overlaps a span the lawyers marked for that type.
-- Combiner: on documents, from their best probe score and the cross-encoder's best window among
-  their best passages (`classify.window_scores`, the code the product runs), fitted on held-out
-  predictions (each matter scored by probes trained on the others), so its weights are those of
+- Calibration: a document's score is its best evidence paragraph's (rag.review.signals, the code
+  the product runs); the probability and the decision threshold are fitted on held-out
+  predictions (each matter scored by probes trained on the other matters), so they are those of
   probes meeting new contracts.
 - Figures: the same held-out predictions, per clause type and overall (precision and recall of
   the documents a list would name).
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import pickle
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -34,7 +33,7 @@ import numpy as np
 from rag.ingest import embedding
 from rag.ingest.chunking import chunk_text
 
-from . import classify
+from . import signals
 from .columns import BY_KEY, COLUMNS, Column
 from .model import ClauseModel, Probe
 
@@ -46,7 +45,6 @@ CUAD_CATEGORIES = {column.label: column.key for column in COLUMNS} | {
     "Notice Period to Terminate Renewal": "notice_to_terminate_renewal",
 }
 PROBE_C = 1.0  # inverse regularisation of each probe (held-out AUC flat from 0.3 to 3)
-CANDIDATE_RECALL = 0.97  # the probe floor keeps this share of held-out positive documents
 THRESHOLDS = (0.25, 0.3, 0.35, 0.4, 0.45, 0.5)  # the decision threshold is chosen among these
 
 
@@ -55,6 +53,9 @@ class Corpus:
     matters: dict[str, list[str]]  # matter → document files
     chunks: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)  # file → spans, text
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
+    paragraphs: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    paragraph_vectors: dict[str, np.ndarray] = field(default_factory=dict)
     labels: dict[tuple[str, str], bool] = field(default_factory=dict)  # (file, column) → has it
     spans: dict[tuple[str, str], list[tuple[int, int]]] = field(default_factory=lambda: defaultdict(list))
 
@@ -63,7 +64,10 @@ def load(questions_file: Path, corpus_root: Path, *, progress=print, cache: Path
     """The matters, texts, chunks, embeddings and labels of a cuad-review question file (kept in
     `cache`, a pickle, and read from it when it exists: embedding 100 contracts takes minutes)."""
     if cache is not None and cache.is_file():
-        return pickle.loads(cache.read_bytes())  # noqa: S301 (the cache this function wrote)
+        corpus = pickle.loads(cache.read_bytes())  # noqa: S301 (the cache this function wrote)
+        if getattr(corpus, "paragraph_vectors", None):
+            return corpus
+        return _with_paragraphs(corpus, corpus_root, progress, cache)
     data = json.loads(questions_file.read_text())
     corpus = Corpus({case["name"]: [d["file"] for d in case["documents"]] for case in data["cases"]})
     for question in data["questions"]:
@@ -84,6 +88,22 @@ def load(questions_file: Path, corpus_root: Path, *, progress=print, cache: Path
         corpus.vectors[file] = embedding.embed([span.text for span in spans])
         progress(f"embedded {number}/{len(files)} documents")
     corpus.spans = dict(corpus.spans)
+    return _with_paragraphs(corpus, corpus_root, progress, cache)
+
+
+def _with_paragraphs(corpus: Corpus, corpus_root: Path, progress, cache: Path | None) -> Corpus:
+    """`corpus` with each document's paragraphs embedded (what signals score)."""
+    files = [file for files in corpus.matters.values() for file in files]
+    corpus.texts = getattr(corpus, "texts", None) or {}
+    corpus.paragraphs, corpus.paragraph_vectors = {}, {}
+    for number, file in enumerate(files, 1):
+        path = corpus_root / file.replace("cuad-full/", "cuad-full-corpus/cuad/")
+        text = corpus.texts.get(file) or path.read_text(encoding="utf-8", errors="replace")
+        corpus.texts[file] = text
+        spans = signals.paragraphs(text)
+        corpus.paragraphs[file] = spans
+        corpus.paragraph_vectors[file] = embedding.embed([text[s:e] for s, e in spans])
+        progress(f"embedded the paragraphs of {number}/{len(files)} documents")
     if cache is not None:
         cache.write_bytes(pickle.dumps(corpus))
     return corpus
@@ -105,44 +125,37 @@ def fit_probe(corpus: Corpus, files: list[str], key: str) -> Probe | None:
     return Probe(fitted.coef_[0].astype(np.float32), float(fitted.intercept_[0]))
 
 
-def _document_features(
-    corpus: Corpus, file: str, column: Column, probe: Probe, reranker
-) -> tuple[float, float]:
-    scores = corpus.vectors[file] @ probe.weights + probe.bias
-    best = np.argsort(-scores)[: classify.PASSAGES_READ]
-    texts = [corpus.chunks[file][i][2] for i in best]
-    windows = classify.window_scores(reranker, column, texts)
-    relevance = max((w.score for w in windows if w is not None), default=None)
-    return float(scores.max()), classify.window_logit(relevance)
+def _document_score(corpus: Corpus, file: str, column: Column, probe: Probe) -> float:
+    text = corpus.texts[file]
+    return signals.best_paragraph(
+        column, probe, text, corpus.paragraphs[file], corpus.paragraph_vectors[file]
+    )[0]
 
 
 def train(
-    corpus: Corpus, *, reranker, embedding_model: str, trained_on: str, progress=print
+    corpus: Corpus, *, embedding_model: str, trained_on: str, progress=print
 ) -> tuple[ClauseModel, dict]:
     """The clause model for the labelled columns, and its held-out figures."""
     from sklearn.linear_model import LogisticRegression
 
     keys = sorted({key for _, key in corpus.labels})
-    held_out: dict[tuple[str, str], tuple[float, float]] = {}
+    held_out: dict[tuple[str, str], float] = {}
     for matter, files in corpus.matters.items():
         others = [f for m, fs in corpus.matters.items() if m != matter for f in fs]
         for key in keys:
             probe = fit_probe(corpus, others, key)
             for file in files:
                 if probe is not None and (file, key) in corpus.labels:
-                    held_out[(file, key)] = _document_features(corpus, file, BY_KEY[key], probe, reranker)
+                    held_out[(file, key)] = _document_score(corpus, file, BY_KEY[key], probe)
         progress(f"held out {matter}")
     items = sorted(held_out)
-    x = np.array([held_out[item] for item in items])
+    x = np.array([[max(held_out[item], -20.0)] for item in items])
     y = np.array([corpus.labels[item] for item in items])
-    combiner = LogisticRegression(max_iter=1000).fit(x, y)
-    a, c = (float(v) for v in combiner.coef_[0])
-    bias = float(combiner.intercept_[0])
-    positives = np.sort(x[y, 0])
-    floor = float(positives[math.floor((1 - CANDIDATE_RECALL) * len(positives))]) if len(positives) else 0.0
+    calibration = LogisticRegression(max_iter=1000).fit(x, y)
+    combiner = (float(calibration.coef_[0][0]), float(calibration.intercept_[0]))
     all_files = [f for fs in corpus.matters.values() for f in fs]
     probes = {key: probe for key in keys if (probe := fit_probe(corpus, all_files, key)) is not None}
-    model = ClauseModel(embedding_model, probes, (a, c, bias), floor, 0.5, trained_on)
+    model = ClauseModel(embedding_model, probes, combiner, 0.5, trained_on)
     threshold = max(THRESHOLDS, key=lambda t: _mean_f1(figures(_with(model, t), corpus, held_out)))
     model = _with(model, threshold)
     return model, figures(model, corpus, held_out)
@@ -162,11 +175,11 @@ def figures(model: ClauseModel, corpus: Corpus, held_out: dict) -> dict:
     cuad-review's list score, and pooled; per clause type too."""
     by_list: dict[tuple[str, str], tuple[set, set]] = {}
     for matter, files in corpus.matters.items():
-        for (file, key), features in held_out.items():
+        for (file, key), score in held_out.items():
             if file not in files:
                 continue
             named, wanted = by_list.setdefault((matter, key), (set(), set()))
-            if features[0] >= model.candidate_floor and model.probability(*features) >= model.threshold:
+            if model.probability(score) >= model.threshold:
                 named.add(file)
             if corpus.labels[(file, key)]:
                 wanted.add(file)

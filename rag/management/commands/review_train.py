@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from rag.ingest import embedding
-from rag.retrieval.rerank import get_reranker
 from rag.review import model as clause_model
 from rag.review import train
 
@@ -29,15 +28,11 @@ class Command(BaseCommand):
         parser.add_argument("--cache", help="keep the embedded corpus in this file (and reuse it)")
 
     def handle(self, *args, **options):
-        reranker = get_reranker()
-        if reranker is None:
-            raise CommandError("The clause model is trained with the cross-encoder: enable reranking.")
         questions = Path(options["questions"])
         cache = Path(options["cache"]) if options["cache"] else None
         corpus = train.load(questions, Path(options["corpus_root"]), progress=self._progress, cache=cache)
         model, figures = train.train(
             corpus,
-            reranker=reranker,
             embedding_model=embedding.model_id(),
             trained_on=f"{questions.name} ({sum(map(len, corpus.matters.values()))} documents)",
             progress=self._progress,

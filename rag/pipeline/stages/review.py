@@ -9,23 +9,30 @@
   the same judgement answers it, so a list and a question about one of its documents agree: "Yes.
   <title> contains a non-compete clause: "…" [1]" with the clause's window, or "No: <title> does
   not contain a non-compete clause." Where the review found it but no window shows it, search
-  quotes it as usual.
+  quotes it as usual. Another question about the clause ("What insurance must the distributor
+  carry?") is answered by search when the clause is there, and "<title> does not contain an
+  insurance requirement" when it is not.
 """
 
 from __future__ import annotations
 
-from rag.models import Document
+from rag.models import Chunk, Document
 from rag.retrieval import service as retrieval
 from rag.retrieval.hits import Hit
+from rag.retrieval.rerank import get_reranker
 from rag.retrieval.routing import Routing
 from rag.review import classify
-from rag.review.questions import LIST, matter_question
+from rag.review.questions import CLAUSE, LIST, matter_question
 from tenants.selectors import owned_list
 
 from ..context import QueryContext
 
 MAX_LISTED = 50  # documents a list answer quotes; more are named in the review table
 CONTEXT_CHARS = 300  # of each document's passage, around its answer window
+# "No, it has none" needs two judgements: the review's, and the cross-encoder's that the document's
+# best paragraph for the clause does not answer the question as asked. A false "No" is the worst
+# answer a lawyer can get; where they disagree, search answers (quoting what it finds).
+DOUBT_NO_AT = 0.5
 
 
 class MatterReviewStage:
@@ -55,7 +62,7 @@ class MatterReviewStage:
         if asked.kind == LIST and len(review.verdicts) >= 2:
             return self._listed(ctx, review)
         if asked.kind != LIST and len(review.verdicts) == 1:
-            return self._one(ctx, review)
+            return self._one(ctx, review, asked.kind)
         return ctx
 
     def _listed(self, ctx: QueryContext, review: classify.Review) -> QueryContext:
@@ -80,13 +87,17 @@ class MatterReviewStage:
         )
         return ctx
 
-    def _one(self, ctx: QueryContext, review: classify.Review) -> QueryContext:
+    def _one(self, ctx: QueryContext, review: classify.Review, kind: str) -> QueryContext:
         verdict = review.verdicts[0]
+        if verdict.present and kind == CLAUSE:
+            return ctx  # "What insurance must …?": search answers what the clause says
         if verdict.present and verdict.window is not None:
             ctx.review = review  # "Yes", with the clause quoted
             return self._quoted(ctx, review, [verdict])
         if verdict.present:
             return ctx  # found, but no window shows it: search quotes it
+        if _answers_it(ctx, verdict):
+            return ctx  # its best paragraph answers the question as asked: search quotes it
         title = (
             owned_list(Document, tenant=ctx.tenant)
             .filter(pk=verdict.document_id)
@@ -95,12 +106,31 @@ class MatterReviewStage:
         )
         ctx.retrieval = _nothing(ctx.search_query)
         ctx.not_found_reason = "not_in_documents"
+        opening = "No: " if kind != CLAUSE else ""
         ctx.not_found_message = (
-            f"No: {title or 'the document'} does not contain {review.column.noun}. "
+            f"{opening}{title or 'the document'} does not contain {review.column.noun}. "
             "Every passage of it was checked."
         )
         ctx.halt("not_in_documents")
         return ctx
+
+
+def _answers_it(ctx: QueryContext, verdict: classify.Verdict) -> bool:
+    """Whether the cross-encoder reads the document's best paragraph for the clause as answering
+    the question (relevance DOUBT_NO_AT or more)."""
+    reranker = get_reranker()
+    if reranker is None or verdict.window is None or verdict.chunk_id is None:
+        return False
+    text = (
+        owned_list(Chunk, tenant=ctx.tenant)
+        .filter(pk=verdict.chunk_id)
+        .values_list("text", flat=True)
+        .first()
+    )
+    if not text:
+        return False
+    paragraph = text[verdict.window.start : verdict.window.end]
+    return reranker.score(ctx.search_query, [paragraph])[0] >= DOUBT_NO_AT
 
 
 def none_holds(review: classify.Review) -> str:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rag.review.questions import LIST, PRESENCE, matter_question
+from rag.review.questions import CLAUSE, LIST, PRESENCE, matter_question
 
 
 @pytest.mark.parametrize(
@@ -42,3 +42,8 @@ def test_presence_questions_name_their_clause_type(question, column):
 )
 def test_questions_naming_no_clause_type_are_left_to_search(question):
     assert matter_question(question) is None
+
+
+def test_other_questions_about_a_clause_are_clause_questions():
+    asked = matter_question("What insurance must the racing team carry?")
+    assert asked is not None and asked.kind == CLAUSE and asked.column.key == "insurance"

@@ -1,0 +1,130 @@
+"""A document's clause signals: for each clause type the model has a probe for, the paragraph
+that reads most like that clause, computed once per document (rag.models.ClauseSignal).
+
+Each paragraph of the document (a run of non-blank lines; a long one read in parts cut at
+sentence ends) is embedded with the search's embedding model, and each probe scores the
+paragraphs that use its clause's evidence words. A paragraph is the clause's natural unit: a
+1,000-character passage mixes it with its neighbours, and a short contract's only passage mixes
+it with everything else, so its score falls (measured: the same probes rank CUAD's documents as
+well on paragraphs as on passages, AUC 0.894 / 0.898, and a one-passage contract's insurance
+clause scores -3 in its passage, +5 alone).
+
+Computed after a document is indexed (rag.ingest, in the worker) and when a review finds a
+document without signals of the current model (`ensure`); `manage.py review_signals` computes
+them for a whole tenant after the model changes. A reindex deletes the document's passages and,
+with them, its signals.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import numpy as np
+from django.db import transaction
+
+from rag.ingest import embedding
+from rag.models import Chunk, ClauseSignal, Document
+from tenants.selectors import owned_list
+
+from .columns import BY_KEY
+from .model import ClauseModel, clause_model
+
+logger = logging.getLogger(__name__)
+
+MAX_PARAGRAPH_CHARS = 700
+NO_EVIDENCE = -99.0  # the score of a clause type whose words the document never uses
+_PARAGRAPH = re.compile(r"\S(?:.|\n(?![ \t]*\n))*")  # a run of non-blank lines
+
+
+def paragraphs(text: str) -> list[tuple[int, int]]:
+    """The paragraphs of `text` as spans; one longer than MAX_PARAGRAPH_CHARS is cut at sentence
+    ends (or at that length) into parts."""
+    spans = []
+    for paragraph in _PARAGRAPH.finditer(text):
+        start, end = paragraph.start(), paragraph.end()
+        while end - start > MAX_PARAGRAPH_CHARS:
+            cut = text.rfind(". ", start, start + MAX_PARAGRAPH_CHARS)
+            cut = cut + 1 if cut > start + 100 else start + MAX_PARAGRAPH_CHARS
+            spans.append((start, cut))
+            start = cut + len(text[cut:end]) - len(text[cut:end].lstrip())
+        if end - start > 20:
+            spans.append((start, end))
+    return spans
+
+
+def best_paragraph(column, probe, text: str, spans, vectors) -> tuple[float, int, int]:
+    """(probe score, start, end) of the paragraph among `spans` (embedded as `vectors`) that uses
+    the clause's evidence words and scores best; (NO_EVIDENCE, 0, 0) when none uses them."""
+    usable = [i for i, (s, e) in enumerate(spans) if column.has_evidence(text[s:e])]
+    if not usable:
+        return NO_EVIDENCE, 0, 0
+    scores = vectors[usable] @ probe.weights + probe.bias
+    best = int(np.argmax(scores))
+    start, end = spans[usable[best]]
+    return float(scores[best]), start, end
+
+
+def compute(document: Document, model: ClauseModel | None = None) -> int:
+    """(Re)compute `document`'s signals for every probe of the clause model; returns how many rows
+    were written (0 without a model for the current embedding model, or without passages)."""
+    model = model or clause_model()
+    if model is None or model.embedding_model != embedding.model_id():
+        return 0
+    chunks = list(
+        owned_list(Chunk, tenant=document.tenant)
+        .filter(document=document)
+        .order_by("char_start")
+        .values_list("pk", "char_start", "char_end")
+    )
+    if not chunks:
+        return 0
+    text = document.text
+    spans = paragraphs(text)
+    vectors = embedding.embed([text[s:e] for s, e in spans]) if spans else np.zeros((0, 1))
+    rows = []
+    for key, probe in model.probes.items():
+        score, start, end = best_paragraph(BY_KEY[key], probe, text, spans, vectors)
+        chunk_id = _chunk_of(chunks, start, end)
+        rows.append(
+            ClauseSignal(
+                tenant=document.tenant,
+                document=document,
+                chunk_id=chunk_id,
+                column=key,
+                score=score,
+                char_start=start,
+                char_end=end,
+                model=model.version,
+            )
+        )
+    with transaction.atomic():
+        ClauseSignal.objects.filter(tenant=document.tenant, document=document).delete()
+        ClauseSignal.objects.bulk_create(rows)
+    return len(rows)
+
+
+def compute_quietly(document: Document) -> None:
+    """`compute`, logging instead of raising: a document is indexed whether or not its signals
+    are (a review computes missing ones when it needs them)."""
+    try:
+        compute(document)
+    except Exception:
+        logger.exception("clause signals failed", extra={"document_id": document.pk})
+
+
+def ensure(tenant, document_ids, model: ClauseModel) -> None:
+    """Compute the signals of those of `document_ids` that have none of `model`'s version."""
+    current = set(
+        owned_list(ClauseSignal, tenant=tenant)
+        .filter(document_id__in=list(document_ids), model=model.version)
+        .values_list("document_id", flat=True)
+        .distinct()
+    )
+    for document in owned_list(Document, tenant=tenant).filter(pk__in=set(document_ids) - current):
+        compute(document, model)
+
+
+def _chunk_of(chunks: list[tuple[int, int, int]], start: int, end: int) -> int:
+    """The passage holding most of the paragraph `start`..`end` (passages overlap; the first such)."""
+    return max(chunks, key=lambda chunk: min(end, chunk[2]) - max(start, chunk[1]))[0]
