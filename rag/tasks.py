@@ -86,7 +86,7 @@ def _ingest_run(task, tenant: Tenant, document_id: int) -> str:
         logger.exception("ingest crashed", extra={"document_id": document_id})
         service.document_fail_unexpectedly(tenant=tenant, document_id=document_id)
         raise
-    if document.status == DocumentStatus.READY:
+    if document.status == DocumentStatus.READY and settings.RAG_CLAUSE_SIGNALS_AT_INGEST:
         # Matter review reads these for every question about a whole matter (rag.review.signals).
         review_signals.compute_quietly(document)
     return document.status

@@ -89,6 +89,8 @@ class GenerationRequest:
     # A question about every document in scope, answered as a list (rag.review): the prompt
     # carries it for a remote model; the extractive provider composes the list itself.
     listing: Listing | None = None
+    # A clause review found what a yes/no question asks about (its noun): the answer opens "Yes.".
+    affirmed: str = ""
 
 
 @dataclass(frozen=True)

@@ -163,6 +163,8 @@ class ExtractiveProvider:
                 each_document=request.each_document,
                 **options,
             )
+        if request.affirmed and reply["citations"]:
+            reply["answer"] = f"Yes. {reply['answer']}"
         text = json.dumps(reply, ensure_ascii=False)
         return Generation(
             text=text,
@@ -304,15 +306,9 @@ def listing_reply(listing: Listing, sources, *, citation_style: str = "inline_nu
     if not quotes:
         return {"answer": I_DONT_KNOW, "citations": [], "follow_ups": [], "confidence": 0.0, "disclaimer": ""}
     count = len(quotes)
-    if listing.checked == 1:  # a question about one document: whether it holds the clause
-        lead = quotes[0]
-        lines = [
-            f'Yes. {_title(lead.source)} contains {listing.noun}: "{lead.text}" [{lead.source.citation_id}]'
-        ]
-    else:
-        verb = "holds" if count == 1 else "hold"
-        lines = [f"{count} of the {listing.checked} documents checked {verb} {listing.noun}:"]
-        lines += [f'- {_title(q.source)}: "{q.text}" [{q.source.citation_id}]' for q in quotes]
+    verb = "holds" if count == 1 else "hold"
+    lines = [f"{count} of the {listing.checked} documents checked {verb} {listing.noun}:"]
+    lines += [f'- {_title(q.source)}: "{q.text}" [{q.source.citation_id}]' for q in quotes]
     if listing.unreadable:
         lines.append(f"{listing.unreadable} more in scope could not be checked: they are not indexed yet.")
     confidences = listing.confidences[: len(sources)] or (0.0,)

@@ -71,6 +71,8 @@ class QueryContext:
     # A question about every document in scope (rag.review): each document's verdict; the
     # search stages are skipped (their `searches` is set) and the answer lists the documents.
     review: Review | None = None
+    # A yes/no question about one document whose clause the review found: the answer opens "Yes."
+    affirmed: str | None = None  # the clause's noun ("a non-compete clause")
     reasoning: Reasoning | None = None  # chain of thought: the sub-questions and their answers
 
     # Prompt

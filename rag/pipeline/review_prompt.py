@@ -11,11 +11,6 @@ from .context import QueryContext
 def review_block(review, listed: int) -> str:
     """The note that ends the context of a list question: how the sources were chosen."""
     checked = len(review.verdicts)
-    if checked == 1:
-        return (
-            f"Clause review: the document was checked for {review.column.noun}, and the source above "
-            'is where it says so. Answer "Yes." first, then quote the clause with its citation.'
-        )
     note = (
         f"Matter review: all {checked} documents in scope were checked for {review.column.noun}. "
         f"The sources above are the evidence of the {listed} found to contain it, one per document. "
@@ -26,6 +21,14 @@ def review_block(review, listed: int) -> str:
         unread = len(review.unreadable)
         note += f" {unread} more documents in scope could not be checked (not indexed yet): say so."
     return note
+
+
+def affirmed_block(noun: str) -> str:
+    """The note for a yes/no question about a document whose clause a review found."""
+    return (
+        f"Clause review: the document contains {noun}. If the sources above show it, open the answer "
+        'with "Yes." and quote the part of the clause the question asks about, with its citation.'
+    )
 
 
 def listing(ctx: QueryContext) -> Listing | None:

@@ -388,6 +388,9 @@ RAG_RERANKER_MODEL = env("RAG_RERANKER_MODEL", default="packaged")
 # 8: the passages a question's top 8 holds are reordered, never replaced (LegalBench-RAG R@8 kept).
 RAG_RERANK_DEPTH = env.int("RAG_RERANK_DEPTH", default=8)
 RAG_RERANK_WINDOWS = env.int("RAG_RERANK_WINDOWS", default=2)
+# Matter review (rag.review): compute a document's clause signals in the ingestion worker once it is
+# indexed. Off, a review computes them the first time it meets the document.
+RAG_CLAUSE_SIGNALS_AT_INGEST = env.bool("RAG_CLAUSE_SIGNALS_AT_INGEST", default=True)
 # Under this answerability (the cross-encoder's score of the question alone against the best answer
 # windows, rag/pipeline/answerability.py) the answer is "not found"; calibrated on the dev set
 # (bench/README.md: there the unanswerable questions score at most 0.00032; two answerable ones 0.0007).

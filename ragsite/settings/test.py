@@ -24,3 +24,6 @@ API_THROTTLE_INJECTION_RATE = env("API_THROTTLE_INJECTION_RATE", default="100000
 LOGIN_THROTTLE_ACCOUNT_FAILURES = env.int("LOGIN_THROTTLE_ACCOUNT_FAILURES", default=100000)
 LOGIN_THROTTLE_ADDRESS_FAILURES = env.int("LOGIN_THROTTLE_ADDRESS_FAILURES", default=100000)
 SITE_URL = env("SITE_URL", default="https://lexrag.example.test")
+# Ingestion tests count what is embedded; signals are computed when a review needs them (tests
+# about computing them at ingestion turn this on).
+RAG_CLAUSE_SIGNALS_AT_INGEST = env.bool("RAG_CLAUSE_SIGNALS_AT_INGEST", default=False)

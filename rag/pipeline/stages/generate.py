@@ -53,6 +53,7 @@ def _request(
         findings=reasoning.findings() if reasoning and not step else (),
         each_document=_each_document(ctx) if not step else (),
         listing=listing(ctx) if not step else None,
+        affirmed=(ctx.affirmed or "") if not step else "",
     )
 
 

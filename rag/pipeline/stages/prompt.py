@@ -17,7 +17,7 @@ from ..answerability import answerability, missing_clause
 from ..context import QueryContext
 from ..context_builder import SEPARATOR, build_context
 from ..reasoning import reasoning_block
-from ..review_prompt import review_block
+from ..review_prompt import affirmed_block, review_block
 
 # A list over a matter quotes one passage per document (~150 tokens each, cut around the clause).
 REVIEW_TOKEN_BUDGET = 12_000
@@ -141,6 +141,8 @@ def build_prompt(ctx: QueryContext, *, strictness: str):
         context = f"{context}{SEPARATOR}{reasoning_block(ctx.reasoning)}"
     if ctx.review is not None:
         context = f"{context}{SEPARATOR}{review_block(ctx.review, len(ctx.context.entries))}"
+    if ctx.affirmed:
+        context = f"{context}{SEPARATOR}{affirmed_block(ctx.affirmed)}"
     return render(
         ctx.template,
         context=context,

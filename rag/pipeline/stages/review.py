@@ -5,13 +5,13 @@
   each document is judged for the clause type; the evidence of each that holds it becomes the
   context, one passage per document, and the search stages are skipped. None holds it: "None of
   the 25 documents checked holds a non-compete clause." (not the generic "not found").
-- A presence question about one chosen document ("Does this agreement contain a non-compete?"):
-  the same judgement answers it, so a list and a question about one of its documents agree: "Yes.
-  <title> contains a non-compete clause: "…" [1]" with the clause's window, or "No: <title> does
-  not contain a non-compete clause." Where the review found it but no window shows it, search
-  quotes it as usual. Another question about the clause ("What insurance must the distributor
-  carry?") is answered by search when the clause is there, and "<title> does not contain an
-  insurance requirement" when it is not.
+- A question about one chosen document naming a clause type: where the review finds the clause,
+  search answers as usual (it finds the part of the clause the question asks about), and a yes/no
+  question's answer opens with "Yes." ("Does this agreement contain a non-compete?"); where the
+  review finds it clearly absent and the cross-encoder agrees that the document's best paragraph
+  for it does not answer the question, "No: <title> does not contain a non-compete clause." (or,
+  for "What insurance must the distributor carry?", "<title> does not contain an insurance
+  requirement.").
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ CONTEXT_CHARS = 300  # of each document's passage, around its answer window
 # best paragraph for the clause does not answer the question as asked. A false "No" is the worst
 # answer a lawyer can get; where they disagree, search answers (quoting what it finds).
 DOUBT_NO_AT = 0.5
+NO_BELOW = 0.15  # and the review's probability must be this low (its threshold is 0.25)
 
 
 class MatterReviewStage:
@@ -89,14 +90,12 @@ class MatterReviewStage:
 
     def _one(self, ctx: QueryContext, review: classify.Review, kind: str) -> QueryContext:
         verdict = review.verdicts[0]
-        if verdict.present and kind == CLAUSE:
-            return ctx  # "What insurance must …?": search answers what the clause says
-        if verdict.present and verdict.window is not None:
-            ctx.review = review  # "Yes", with the clause quoted
-            return self._quoted(ctx, review, [verdict])
         if verdict.present:
-            return ctx  # found, but no window shows it: search quotes it
-        if _answers_it(ctx, verdict):
+            # Search finds the clause the question asks about (its own words: "and with how much
+            # notice?"); a yes/no question's answer opens with the review's "Yes.".
+            ctx.affirmed = review.column.noun if kind != CLAUSE else None
+            return ctx
+        if verdict.probability >= NO_BELOW or _answers_it(ctx, verdict):
             return ctx  # its best paragraph answers the question as asked: search quotes it
         title = (
             owned_list(Document, tenant=ctx.tenant)

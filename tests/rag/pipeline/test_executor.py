@@ -159,6 +159,7 @@ def test_the_default_pipeline_runs_the_spec_stages_in_order():
         "sanitize",
         "cache_lookup",
         "enhance",
+        "matter_review",
         "retrieve",
         "rank",
         "rerank",

@@ -99,6 +99,7 @@ ANSWER_STAGES = [
     "sanitize",
     "cache_lookup",
     "enhance",
+    "matter_review",
     "retrieve",
     "rank",
     "rerank",
