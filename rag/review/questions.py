@@ -17,17 +17,15 @@ from .columns import Column, presence_column_named
 
 LIST, PRESENCE, CLAUSE = "list", "presence", "clause"
 
-_ASKS_WHICH = re.compile(
+# "Which of these agreements …", "Do any of the contracts …", "List the agreements that …", "How many
+# of these contracts …": the words asking which, then the documents (not "What licenses does …").
+_ASKS_WHICH_DOCUMENTS = re.compile(
     r"^\s*(?:(?:and|so|also|now),?\s+)?(?:which|what|list|name|identify|find|show(?: me)?|tell me|how many|"
-    r"are there any|is there any|do any|does any|have any|did any)\b",
+    r"are there any|is there any|do any|does any|have any|did any)"
+    r"(?:\s+(?:of|all|the|these|those|our|my|its|their|in|this|matter'?s?|case'?s?))*"
+    r"\s+(?:agreements|contracts|documents|deals|leases|files|ones|of them)\b",
     re.I,
 )
-_DOCUMENTS = re.compile(
-    r"\b(?:agreements|contracts|documents|deals|licen[cs]es|leases|ones|files|of (?:these|them|those))\b",
-    re.I,
-)
-
-
 _YES_NO = re.compile(
     r"^\s*(?:(?:and|so|also|now),?\s+)?(?:does|do|did|is|are|was|were|can|could|may|might|must|has|have|"
     r"will|would|shall|should)\b",
@@ -47,7 +45,7 @@ def matter_question(question: str) -> MatterQuestion | None:
     column = presence_column_named(question)
     if column is None:
         return None
-    if _ASKS_WHICH.search(question) and _DOCUMENTS.search(question):
+    if _ASKS_WHICH_DOCUMENTS.search(question):
         return MatterQuestion(LIST, column)
     if _YES_NO.search(question):
         return MatterQuestion(PRESENCE, column)

@@ -47,3 +47,15 @@ def test_questions_naming_no_clause_type_are_left_to_search(question):
 def test_other_questions_about_a_clause_are_clause_questions():
     asked = matter_question("What insurance must the racing team carry?")
     assert asked is not None and asked.kind == CLAUSE and asked.column.key == "insurance"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What trademark or data licenses do Excite and Vitamin Shoppe grant each other?",
+        "What licenses does King receive?",
+    ],
+)
+def test_asking_what_a_clause_grants_is_no_list(question):
+    asked = matter_question(question)
+    assert asked is not None and asked.kind != LIST
