@@ -95,6 +95,8 @@ class MatterReviewStage:
             # notice?"); a yes/no question's answer opens with the review's "Yes.".
             ctx.affirmed = review.column.noun if kind != CLAUSE else None
             return ctx
+        if review.model != "clause-model":
+            return ctx  # the cross-encoder alone is not enough to say "No"
         if verdict.probability >= NO_BELOW or _answers_it(ctx, verdict):
             return ctx  # its best paragraph answers the question as asked: search quotes it
         title = (
