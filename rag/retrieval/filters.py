@@ -63,20 +63,17 @@ class Visibility:
 
     def as_q(self) -> Q:
         """The visible chunks as one `Q` over `Chunk` (its copied `sensitivity` and `case_id`)."""
-        q = Q()
-        if self.readable_confidential is not None:
-            readable = sorted(self.readable_confidential)
-            q &= ~Q(sensitivity=Sensitivity.CONFIDENTIAL) | Q(document_id__in=readable)
-        if self.walled_case_ids:
-            q &= ~Q(case_id__in=sorted(self.walled_case_ids))
-        return q
+        return self._visible("document_id")
 
     def as_document_q(self) -> Q:
-        """The visible documents as one `Q` over `Document` (as `as_q` is over its chunks)."""
+        """The visible documents as one `Q` over `Document` (as `as_q` is over their chunks)."""
+        return self._visible("pk")
+
+    def _visible(self, document_field: str) -> Q:
         q = Q()
         if self.readable_confidential is not None:
             readable = sorted(self.readable_confidential)
-            q &= ~Q(sensitivity=Sensitivity.CONFIDENTIAL) | Q(pk__in=readable)
+            q &= ~Q(sensitivity=Sensitivity.CONFIDENTIAL) | Q(**{f"{document_field}__in": readable})
         if self.walled_case_ids:
             q &= ~Q(case_id__in=sorted(self.walled_case_ids))
         return q

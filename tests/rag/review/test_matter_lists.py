@@ -12,6 +12,7 @@ from rag.models import Document, DocumentStatus, Sensitivity
 from rag.pipeline.run import run_query, stream_query
 from rag.retrieval.service import Reader
 from tenants.models import Role
+from tests.rag.review.contracts import ingest
 
 NON_COMPETE_ALPHA = (
     "9. Non-Competition. During the Term and for two (2) years thereafter, Distributor shall not, "
@@ -69,15 +70,7 @@ def matter(tenant):
     case = rag_services.case_create(tenant=tenant, name="Northwind diligence")
     documents = {}
     for title, text in CONTRACTS.items():
-        outcome = service.ingest_now(
-            tenant=tenant,
-            case=case,
-            filename=title.lower().replace(" ", "-") + ".txt",
-            content=text.encode(),
-            fields=service.DocumentFields(title=title),
-        )
-        assert outcome.status == "ok", outcome.reason
-        documents[title] = outcome.document
+        documents[title] = ingest(tenant, case, title, text)
     return case, documents
 
 
