@@ -61,6 +61,10 @@ class Listing:
     checked: int
     unreadable: int = 0
     confidences: tuple[float, ...] = ()
+    # A document's key terms instead (rag.review.summary): each source's term, and the clause types
+    # checked and not found.
+    labels: tuple[str, ...] = ()
+    absent: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

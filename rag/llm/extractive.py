@@ -305,6 +305,8 @@ def listing_reply(listing: Listing, sources, *, citation_style: str = "inline_nu
             quotes.append(_Sentence(source, text, frozenset(), len(quotes)))
     if not quotes:
         return {"answer": I_DONT_KNOW, "citations": [], "follow_ups": [], "confidence": 0.0, "disclaimer": ""}
+    if listing.labels:
+        return _key_terms_reply(listing, quotes, sources, citation_style)
     count = len(quotes)
     verb = "holds" if count == 1 else "hold"
     lines = [f"{count} of the {listing.checked} documents checked {verb} {listing.noun}:"]
@@ -320,6 +322,29 @@ def listing_reply(listing: Listing, sources, *, citation_style: str = "inline_nu
         ],
         "follow_ups": [],
         "confidence": round(sum(confidences) / len(confidences), 4),
+        "disclaimer": DISCLAIMER,
+    }
+    return with_sources_list(reply, sources) if citation_style == "end_list" else reply
+
+
+def _key_terms_reply(listing: Listing, quotes: list[_Sentence], sources, citation_style: str) -> dict:
+    """A document's key terms (rag.review.summary): each term with its quote, then the clause
+    types checked and not found."""
+    label = dict(zip((s.citation_id for s in sources), listing.labels, strict=False))
+    lines = [f"Key terms of {_title(quotes[0].source)}:"]
+    lines += [
+        f'- {label.get(q.source.citation_id) or "Term"}: "{q.text}" [{q.source.citation_id}]' for q in quotes
+    ]
+    if listing.absent:
+        lines.append(f"Checked and not found: {', '.join(listing.absent)}.")
+    reply = {
+        "answer": "\n".join(lines),
+        "citations": [
+            {"id": q.source.citation_id, "doc_id": str(q.source.document_id), "snippet": q.text}
+            for q in quotes
+        ],
+        "follow_ups": [],
+        "confidence": round(sum(listing.confidences) / max(len(listing.confidences), 1), 4),
         "disclaimer": DISCLAIMER,
     }
     return with_sources_list(reply, sources) if citation_style == "end_list" else reply

@@ -4,12 +4,21 @@ model, and the `Listing` the extractive provider composes the list from."""
 from __future__ import annotations
 
 from rag.llm.base import Listing
+from rag.review.summary import KeyTerms
 
 from .context import QueryContext
 
 
 def review_block(review, listed: int) -> str:
-    """The note that ends the context of a list question: how the sources were chosen."""
+    """The note that ends the context of a list question or a summary: how the sources were chosen."""
+    if isinstance(review, KeyTerms):
+        labels = ", ".join(review.labels[:listed])
+        absent = ", ".join(column.label for column in review.absent) or "none"
+        return (
+            f"Key terms: the sources above state, in order, these terms of the document: {labels}. "
+            "List each term with what the source says and its citation. Then name the clause types "
+            f"that were checked and not found: {absent}."
+        )
     checked = len(review.verdicts)
     note = (
         f"Matter review: all {checked} documents in scope were checked for {review.column.noun}. "
@@ -36,6 +45,10 @@ def listing(ctx: QueryContext) -> Listing | None:
     review = ctx.review
     if review is None or ctx.context is None:
         return None
+    if isinstance(review, KeyTerms):
+        labels, confidences = _labels(review, ctx.context.entries)
+        absent = tuple(column.label for column in review.absent)
+        return Listing(noun="", checked=1, labels=labels, absent=absent, confidences=confidences)
     probability = {verdict.document_id: verdict.probability for verdict in review.verdicts}
     return Listing(
         noun=review.column.noun,
@@ -43,3 +56,16 @@ def listing(ctx: QueryContext) -> Listing | None:
         unreadable=len(review.unreadable),
         confidences=tuple(probability.get(s.document_id, 0.0) for s in ctx.context.sources),
     )
+
+
+def _labels(terms: KeyTerms, entries) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    """Each context entry's term and its confidence (the term's window score): the terms in order,
+    skipping any whose passage was left out."""
+    labels, confidences, pending = [], [], list(terms.found)
+    for entry in entries:
+        while pending and pending[0].chunk_id != entry.passage.chunk_id:
+            pending.pop(0)
+        term = pending.pop(0) if pending else None
+        labels.append(term.column.label if term else "")
+        confidences.append(term.window.score if term and term.window else 0.0)
+    return tuple(labels), tuple(confidences)

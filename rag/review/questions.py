@@ -5,7 +5,8 @@ non-compete?", "Do any of the contracts give audit rights?", "List the agreement
 terminated for convenience"); a presence question asks whether one document holds it ("Does
 this agreement contain a non-compete?"); a clause question asks something else about it ("What
 insurance must the distributor carry?"). Each is a matter-review question when it names one of
-the built-in clause types (rag.review.columns); other questions are answered by search.
+the built-in clause types (rag.review.columns); other questions are answered by search. A summary
+question ("Summarize this agreement", "What are the key terms?") asks for a document's key terms.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 
 from .columns import Column, presence_column_named
 
-LIST, PRESENCE, CLAUSE = "list", "presence", "clause"
+LIST, PRESENCE, CLAUSE, SUMMARY = "list", "presence", "clause", "summary"
 
 # "Which of these agreements …", "Do any of the contracts …", "List the agreements that …", "How many
 # of these contracts …": the words asking which, then the documents (not "What licenses does …").
@@ -33,15 +34,27 @@ _YES_NO = re.compile(
 )
 
 
+# "Summarize this agreement", "What are the key terms?", "Give me an overview of the contract".
+_SUMMARIZE = re.compile(
+    r"^\s*(?:please\s+|can you\s+|could you\s+)?"
+    r"(?:summari[sz]e\b|give (?:me )?(?:a |an )?(?:summary|overview)\b"
+    r"|what are (?:the )?(?:key|main|important|principal) (?:terms|provisions|points)\b"
+    r"|(?:key|main) terms\b|(?:an )?overview of\b)",
+    re.I,
+)
+
+
 @dataclass(frozen=True)
 class MatterQuestion:
-    kind: str  # LIST, PRESENCE (a yes/no question) or CLAUSE (another question about the clause)
-    column: Column
+    kind: str  # LIST, PRESENCE (yes/no), CLAUSE (another question about the clause) or SUMMARY
+    column: Column | None  # None for SUMMARY
 
 
 def matter_question(question: str) -> MatterQuestion | None:
     """What `question` asks of the documents in scope, or None when it names no built-in clause
     type (then search answers it)."""
+    if _SUMMARIZE.search(question):
+        return MatterQuestion(SUMMARY, None)
     column = presence_column_named(question)
     if column is None:
         return None

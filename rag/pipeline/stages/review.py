@@ -1,6 +1,9 @@
 """Stage 4a: a question about every document in scope is answered by checking every document
 (rag.review), not from the top passages of the whole scope.
 
+- A summary of one chosen document ("Summarize this agreement", "What are the key terms?"): its key
+  terms (rag.review.summary), each quoted from the passage that states it, and the clause types
+  checked and not found.
 - A list question ("Which of these agreements contain a non-compete?") over two or more documents:
   each document is judged for the clause type; the evidence of each that holds it becomes the
   context, one passage per document, and the search stages are skipped. None holds it: "None of
@@ -22,7 +25,8 @@ from rag.retrieval.hits import Hit
 from rag.retrieval.rerank import get_reranker
 from rag.retrieval.routing import Routing
 from rag.review import classify
-from rag.review.questions import CLAUSE, LIST, matter_question
+from rag.review.questions import CLAUSE, LIST, SUMMARY, matter_question
+from rag.review.summary import key_terms
 from tenants.selectors import owned_list
 
 from ..context import QueryContext
@@ -46,6 +50,8 @@ class MatterReviewStage:
         if asked is None:
             return ctx
         filters = ctx.config.filters
+        if asked.kind == SUMMARY:
+            return self._summarized(ctx) if len(filters.document_ids) == 1 else ctx
         if asked.kind != LIST and len(filters.document_ids) != 1:
             return ctx
         review = classify.review(tenant=ctx.tenant, filters=filters, column=asked.column)
@@ -64,6 +70,25 @@ class MatterReviewStage:
             return self._listed(ctx, review)
         if asked.kind != LIST and len(review.verdicts) == 1:
             return self._one(ctx, review, asked.kind)
+        return ctx
+
+    def _summarized(self, ctx: QueryContext) -> QueryContext:
+        filters = ctx.config.filters
+        terms = key_terms(
+            tenant=ctx.tenant, filters=filters, reader=ctx.reader, document_id=filters.document_ids[0]
+        )
+        ctx.note(self.name, kind=SUMMARY, found=len(terms.found), absent=len(terms.absent))
+        if not terms.found:
+            return ctx  # nothing to quote: search answers as asked
+        ctx.review = terms
+        chosen = [(Hit(t.chunk_id, t.document_id, 1.0), t.window) for t in terms.found]
+        ctx.retrieval = retrieval.chosen_passages(
+            tenant=ctx.tenant,
+            question=ctx.search_query,
+            chosen=chosen,
+            reader=ctx.reader,
+            context_chars=CONTEXT_CHARS,
+        )
         return ctx
 
     def _listed(self, ctx: QueryContext, review: classify.Review) -> QueryContext:

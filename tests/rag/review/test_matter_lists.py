@@ -178,3 +178,23 @@ def test_a_chosen_document_without_the_clause_is_answered_no(tenant, matter):
     assert found["answer"].startswith("Yes. Alpha Distribution Agreement states:")
     assert "shall not, directly or indirectly, manufacture" in found["answer"]
     assert cited_titles(found) == {"Alpha Distribution Agreement"}
+
+
+@pytest.mark.django_db
+def test_a_summary_gives_the_documents_key_terms_each_quoted(tenant, matter):
+    _, documents = matter
+    alpha = documents["Alpha Distribution Agreement"]
+    result = run_query(
+        tenant=tenant, question="Summarize this agreement.", filters={"document_ids": [alpha.pk]}
+    ).result
+    answer = result["answer"]
+    assert answer.startswith("Key terms of Alpha Distribution Agreement:")
+    assert (
+        '- Governing Law: "This Agreement shall be governed by the laws of the State of Delaware."' in answer
+    )
+    assert "- Non-Compete:" in answer and "shall not, directly or indirectly, manufacture" in answer
+    assert "Checked and not found:" in answer and "Source Code Escrow" in answer
+    assert {citation["document_id"] for citation in result["citations"]} == {alpha.pk}
+    text = Document.objects.get(pk=alpha.pk).text
+    for citation in result["citations"]:
+        assert text[citation["char_start"] : citation["char_end"]] == citation["snippet"]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rag.review.questions import CLAUSE, LIST, PRESENCE, matter_question
+from rag.review.questions import CLAUSE, LIST, PRESENCE, SUMMARY, matter_question
 
 
 @pytest.mark.parametrize(
@@ -38,7 +38,11 @@ def test_presence_questions_name_their_clause_type(question, column):
 
 @pytest.mark.parametrize(
     "question",
-    ["What is the monthly fee?", "Who are the parties to the distributor agreement?", "Summarize the memo."],
+    [
+        "What is the monthly fee?",
+        "Who are the parties to the distributor agreement?",
+        "What did the general counsel write about pricing?",
+    ],
 )
 def test_questions_naming_no_clause_type_are_left_to_search(question):
     assert matter_question(question) is None
@@ -59,3 +63,11 @@ def test_other_questions_about_a_clause_are_clause_questions():
 def test_asking_what_a_clause_grants_is_no_list(question):
     asked = matter_question(question)
     assert asked is not None and asked.kind != LIST
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Summarize this agreement.", "What are the key terms?", "Give me an overview of the contract"],
+)
+def test_summary_questions(question):
+    assert matter_question(question).kind == SUMMARY

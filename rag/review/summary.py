@@ -1,0 +1,117 @@
+"""A document's key terms: "Summarize this agreement" answered as one readable row of a review
+table, each term with the passage that states it.
+
+- The value terms (dates, term and renewal, notice, governing law): the document's best answer
+  window for each column's question, found by search inside the document (the pipeline's
+  retrieval, cross-encoder included), when the cross-encoder reads it as answering (MIN_VALUE_SCORE);
+  terms one sentence states share its entry.
+- The clause types the clause model knows (assignment, termination for convenience, exclusivity,
+  liability cap, insurance, …): the review's verdict from the document's clause signals, at a
+  stricter bar than a list's (SUMMARY_PRESENT); each one found is quoted from its paragraph, the
+  others are named as checked and not found.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from rag.models import Chunk
+from rag.retrieval import service as retrieval
+from rag.retrieval.filters import SearchFilters
+from rag.retrieval.rerank import WindowScore
+from tenants.selectors import owned_list
+
+from . import classify
+from .columns import BY_KEY, PRESENCE_COLUMNS, Column
+from .model import clause_model
+
+MIN_VALUE_SCORE = 0.5  # a value's best window scoring under this is left out (nothing states it)
+# The parties are in the title; searched for, "the parties" finds boilerplate ("the entire agreement
+# of the parties") before the preamble.
+VALUE_TERMS = (
+    "agreement_date",
+    "effective_date",
+    "expiration_date",
+    "renewal_term",
+    "notice_to_terminate_renewal",
+    "governing_law",
+)
+# A summary names a clause only when the review is fairly sure (a list, where a lawyer checks every
+# hit, uses the model's recall-minded threshold): a wrong term in a summary misleads.
+SUMMARY_PRESENT = 0.6
+
+
+@dataclass(frozen=True)
+class Term:
+    column: Column
+    document_id: int
+    chunk_id: int
+    window: WindowScore | None
+
+
+@dataclass(frozen=True)
+class KeyTerms:
+    document_id: int
+    found: list[Term]  # value terms first, then the clause types found, in column order
+    absent: list[Column]  # clause types checked and not found
+
+    @property
+    def labels(self) -> list[str]:
+        return [term.column.label for term in self.found]
+
+
+def key_terms(*, tenant, filters: SearchFilters, reader: retrieval.Reader, document_id: int) -> KeyTerms:
+    """The key terms of the one document `filters` name (they carry the reader's visibility)."""
+    found = [term for key in VALUE_TERMS if (term := _value(tenant, filters, reader, BY_KEY[key]))]
+    model = clause_model()
+    absent = []
+    for column in PRESENCE_COLUMNS:
+        if model is None or column.key not in model.probes:
+            continue
+        verdicts = classify.review(tenant=tenant, filters=filters, column=column).verdicts
+        verdict = next((v for v in verdicts if v.document_id == document_id), None)
+        if verdict is not None and verdict.probability >= SUMMARY_PRESENT and verdict.chunk_id is not None:
+            found.append(Term(column, document_id, verdict.chunk_id, verdict.window))
+        else:
+            absent.append(column)
+    return KeyTerms(document_id, _merged(found), absent)
+
+
+def _merged(found: list[Term]) -> list[Term]:
+    """The terms with one entry per quoted window: terms a single sentence states ("This Agreement
+    commences on the Effective Date and continues for three (3) years") share its entry."""
+    merged: dict[tuple, Term] = {}
+    for term in found:
+        key = (term.chunk_id, term.window.start if term.window else None)
+        if key in merged:
+            held = merged[key]
+            label = f"{held.column.label} / {term.column.label}"
+            merged[key] = Term(
+                dataclasses.replace(held.column, label=label), held.document_id, held.chunk_id, held.window
+            )
+        else:
+            merged[key] = term
+    return list(merged.values())
+
+
+def _value(tenant, filters: SearchFilters, reader, column: Column) -> Term | None:
+    result = retrieval.retrieve(
+        tenant=tenant, query=column.question, filters=filters, reader=reader, top_k=1, routing_enabled=False
+    )
+    if not result.passages:
+        return None
+    passage = result.passages[0]
+    if passage.answer_start is None or (passage.answer_score or 0.0) < MIN_VALUE_SCORE:
+        return None
+    chunk_start = (
+        owned_list(Chunk, tenant=tenant)
+        .filter(pk=passage.chunk_id)
+        .values_list("char_start", flat=True)
+        .first()
+    )
+    if chunk_start is None:
+        return None
+    start = max(passage.answer_start, chunk_start) - chunk_start
+    window = WindowScore(passage.answer_score, start, passage.answer_end - chunk_start)
+    return Term(column, passage.document_id, passage.chunk_id, window)
