@@ -65,6 +65,7 @@ class Listing:
     # checked and not found.
     labels: tuple[str, ...] = ()
     absent: tuple[str, ...] = ()
+    more: int = 0  # documents that hold it beyond those quoted (too many to read as a list)
 
 
 @dataclass(frozen=True)

@@ -308,9 +308,17 @@ def listing_reply(listing: Listing, sources, *, citation_style: str = "inline_nu
     if listing.labels:
         return _key_terms_reply(listing, quotes, sources, citation_style)
     count = len(quotes)
-    verb = "holds" if count == 1 else "hold"
-    lines = [f"{count} of the {listing.checked} documents checked {verb} {listing.noun}:"]
+    total = count + listing.more
+    verb = "holds" if total == 1 else "hold"
+    lines = [f"{total} of the {listing.checked} documents checked {verb} {listing.noun}:"]
+    if listing.more:
+        lines[0] = lines[0][:-1] + f"; the {count} likeliest:"
     lines += [f'- {_title(q.source)}: "{q.text}" [{q.source.citation_id}]' for q in quotes]
+    if listing.more:
+        lines.append(
+            f"The other {listing.more} are too many to read here: the case's Review page lists every one "
+            "in a table, with CSV and XLSX exports."
+        )
     if listing.unreadable:
         lines.append(f"{listing.unreadable} more in scope could not be checked: they are not indexed yet.")
     confidences = listing.confidences[: len(sources)] or (0.0,)

@@ -26,6 +26,12 @@ def review_block(review, listed: int) -> str:
         f"Answer with how many of the {checked} contain it, then list every one of them, each with "
         "its quote and citation. Do not add documents that are not among the sources."
     )
+    more = len(review.present) - listed
+    if more > 0:
+        note += (
+            f" {more} more contain it, too many to quote: say so, and that the case's Review page lists "
+            "them all."
+        )
     if review.unreadable:
         unread = len(review.unreadable)
         note += f" {unread} more documents in scope could not be checked (not indexed yet): say so."
@@ -53,6 +59,7 @@ def listing(ctx: QueryContext) -> Listing | None:
     return Listing(
         noun=review.column.noun,
         checked=len(review.verdicts),
+        more=max(len(review.present) - len(ctx.context.entries), 0),
         unreadable=len(review.unreadable),
         confidences=tuple(probability.get(s.document_id, 0.0) for s in ctx.context.sources),
     )

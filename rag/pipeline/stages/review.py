@@ -31,7 +31,7 @@ from tenants.selectors import owned_list
 
 from ..context import QueryContext
 
-MAX_LISTED = 50  # documents a list answer quotes; more are named in the review table
+MAX_LISTED = 50  # documents a list answer quotes; past that it points to the review table
 CONTEXT_CHARS = 300  # of each document's passage, around its answer window
 # "No, it has none" needs two judgements: the review's, and the cross-encoder's that the document's
 # best paragraph for the clause does not answer the question as asked. A false "No" is the worst
