@@ -16,7 +16,6 @@ outside the filters altogether (SearchFilters.visibility), so they are neither c
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -54,7 +53,7 @@ class Review:
     column: Column
     verdicts: list[Verdict]  # every readable document in scope, in probability order
     unreadable: list[int]  # documents in scope not indexed (yet): processing, queued or failed
-    model: str  # "probe+cross-encoder", "cross-encoder" (no probe) or "none" (no cross-encoder)
+    model: str  # "clause-model" (signals), "cross-encoder" (no probe) or "none" (neither)
 
     @property
     def present(self) -> list[Verdict]:
@@ -135,11 +134,11 @@ def _from_signals(tenant, filters, column: Column, model: ClauseModel) -> list[V
 
 def _zero_shot(tenant, filters, column: Column, reranker) -> list[Verdict]:
     rows = owned_list(Chunk, tenant=tenant).filter(filters.as_q()).values_list("pk", "document_id", "text")
-    documents: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    documents: dict[int, list[tuple[int, str]]] = {}  # every document in scope, even without evidence
     for chunk_id, document_id, text in rows.order_by("document_id", "index"):
-        documents.setdefault(document_id, [])
-        if column.has_evidence(text) and len(documents[document_id]) < ZERO_SHOT_PASSAGES:
-            documents[document_id].append((chunk_id, text))
+        read = documents.setdefault(document_id, [])
+        if column.has_evidence(text) and len(read) < ZERO_SHOT_PASSAGES:
+            read.append((chunk_id, text))
     pairs = [(document_id, chunk_id, text) for document_id, cs in documents.items() for chunk_id, text in cs]
     windows = window_scores(reranker, column, [text for _, _, text in pairs])
     found: dict[int, tuple[int, WindowScore]] = {}
@@ -152,10 +151,6 @@ def _zero_shot(tenant, filters, column: Column, reranker) -> list[Verdict]:
         score = window.score if window is not None else 0.0
         verdicts.append(Verdict(document_id, score >= ZERO_SHOT_PRESENT, score, chunk_id, window))
     return sorted(verdicts, key=lambda v: -v.probability)
-
-
-def _texts(tenant: Tenant, chunk_ids: list[int]) -> dict[int, str]:
-    return dict(owned_list(Chunk, tenant=tenant).filter(pk__in=chunk_ids).values_list("pk", "text"))
 
 
 def _unreadable(tenant: Tenant, filters: SearchFilters, checked: set[int]) -> list[int]:

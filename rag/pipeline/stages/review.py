@@ -94,9 +94,6 @@ class MatterReviewStage:
     def _listed(self, ctx: QueryContext, review: classify.Review) -> QueryContext:
         ctx.review = review
         present = review.present[:MAX_LISTED]
-        return self._quoted(ctx, review, present)
-
-    def _quoted(self, ctx: QueryContext, review: classify.Review, present) -> QueryContext:
         if not present:
             ctx.retrieval = _nothing(ctx.search_query)
             ctx.not_found_reason = "not_in_documents"
