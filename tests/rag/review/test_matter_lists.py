@@ -198,3 +198,17 @@ def test_a_summary_gives_the_documents_key_terms_each_quoted(tenant, matter):
     text = Document.objects.get(pk=alpha.pk).text
     for citation in result["citations"]:
         assert text[citation["char_start"] : citation["char_end"]] == citation["snippet"]
+
+
+@pytest.mark.django_db
+def test_another_firms_documents_are_never_checked_counted_or_listed(tenant, other_tenant, matter):
+    outside = rag_services.case_create(tenant=other_tenant, name="Northwind diligence")
+    theirs = ingest(
+        other_tenant, outside, "Omega Distribution Agreement", CONTRACTS["Alpha Distribution Agreement"]
+    )
+    result = run_query(tenant=tenant, question=LIST_QUESTION).result  # the whole firm, no filter
+    assert result["answer"].startswith("2 of the 4 documents checked hold a non-compete clause:")
+    assert cited_titles(result) == {"Alpha Distribution Agreement", "Gamma License Agreement"}
+    assert theirs.pk not in {citation["document_id"] for citation in result["citations"]}
+    # Only this firm's four documents were read.
+    assert result["provenance"]["stages"]["matter_review"]["checked"] == 4
