@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from .columns import Column, presence_column_named
+from .meaning import column_meant
 
 LIST, PRESENCE, CLAUSE, SUMMARY = "list", "presence", "clause", "summary"
 
@@ -50,15 +51,20 @@ class MatterQuestion:
     column: Column | None  # None for SUMMARY
 
 
-def matter_question(question: str) -> MatterQuestion | None:
-    """What `question` asks of the documents in scope, or None when it names no built-in clause
-    type (then search answers it)."""
+def matter_question(question: str, *, one_document: bool = False) -> MatterQuestion | None:
+    """What `question` asks of the documents in scope, or None when it means no built-in clause
+    type (then search answers it). A clause type is found by its names, or by meaning
+    (rag.review.meaning) for a list question or, with `one_document` (the scope is one document),
+    any question: elsewhere the review has nothing to answer, so the embedding is not spent."""
     if _SUMMARIZE.search(question):
         return MatterQuestion(SUMMARY, None)
+    lists = bool(_ASKS_WHICH_DOCUMENTS.search(question))
     column = presence_column_named(question)
+    if column is None and (lists or one_document):
+        column = column_meant(question)
     if column is None:
         return None
-    if _ASKS_WHICH_DOCUMENTS.search(question):
+    if lists:
         return MatterQuestion(LIST, column)
     if _YES_NO.search(question):
         return MatterQuestion(PRESENCE, column)

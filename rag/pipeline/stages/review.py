@@ -46,10 +46,10 @@ class MatterReviewStage:
     runs_after_halt = False
 
     def run(self, ctx: QueryContext) -> QueryContext:
-        asked = matter_question(ctx.search_query or "")
+        filters = ctx.config.filters
+        asked = matter_question(ctx.search_query or "", one_document=len(filters.document_ids) == 1)
         if asked is None:
             return ctx
-        filters = ctx.config.filters
         if asked.kind == SUMMARY:
             return self._summarized(ctx) if len(filters.document_ids) == 1 else ctx
         if asked.kind != LIST and len(filters.document_ids) != 1:

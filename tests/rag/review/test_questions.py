@@ -71,3 +71,34 @@ def test_asking_what_a_clause_grants_is_no_list(question):
 )
 def test_summary_questions(question):
     assert matter_question(question).kind == SUMMARY
+
+
+def test_a_clause_type_meant_without_its_name_is_found_by_meaning():
+    # "coverage", not "insurance": no name of the column, but its meaning is close enough.
+    asked = matter_question("Must either party carry liability coverage?", one_document=True)
+    assert asked is not None and asked.kind == PRESENCE and asked.column.key == "insurance"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What is the monthly fee?",
+        "Who signed on behalf of the distributor?",
+        "When was this agreement signed?",
+        "What law governs this agreement?",
+        "How long is the initial term?",
+        "Who are the parties?",
+        "Where must disputes be arbitrated?",
+        "Is the agreement renewable?",
+    ],
+)
+def test_questions_meaning_no_clause_type_stay_with_search_even_about_one_document(question):
+    assert matter_question(question, one_document=True) is None
+
+
+def test_meaning_is_only_read_where_the_review_would_answer():
+    # About a case, a question that is neither a list nor about one document goes to search
+    # without embedding it.
+    assert matter_question("Must either party carry liability coverage?") is None
+    listed = matter_question("Which of these agreements make a party carry liability coverage?")
+    assert listed is not None and listed.kind == LIST and listed.column.key == "insurance"
