@@ -38,6 +38,9 @@ FORMAT_VERSION = 1
 # well inside MiniLM's 256, and RAG_MAX_QUERY_LENGTH is 500, so a question is one window.
 WINDOW = 500
 STRIDE = 250
+# At most this many windows are scored (spread evenly, the first and the last among them): a
+# question is one, a 7,000-character jailbreak 27; longer texts never reach the scan as questions.
+MAX_WINDOWS = 32
 
 
 @dataclass(frozen=True)
@@ -110,15 +113,18 @@ def injection_model() -> InjectionModel | None:
 
 def windows(text: str) -> list[str]:
     """`text` (NFKC, whitespace collapsed) in windows of `WINDOW` characters every `STRIDE`, the
-    last one ending with the text; a short text is one window, an empty one none."""
+    last one ending with the text (at most `MAX_WINDOWS`, spread evenly); a short text is one
+    window, an empty one none."""
     text = " ".join(unicodedata.normalize("NFKC", text).split())
     if len(text) <= WINDOW:
         return [text] if text else []
     starts = [*range(0, len(text) - WINDOW, STRIDE), len(text) - WINDOW]
+    if len(starts) > MAX_WINDOWS:
+        starts = [starts[round(n * (len(starts) - 1) / (MAX_WINDOWS - 1))] for n in range(MAX_WINDOWS)]
     return [text[start : start + WINDOW] for start in starts]
 
 
-def injection_score(text: str, model: InjectionModel | None = None) -> float | None:
+def model_score(text: str, model: InjectionModel | None = None) -> float | None:
     """The model's score of `text` (its highest window's), or None when no model applies (none
     packaged, trained for another embedding model, the embedding model missing, or no text)."""
     from django.conf import settings
@@ -140,5 +146,5 @@ def injection_score(text: str, model: InjectionModel | None = None) -> float | N
 def looks_like_injection(text: str) -> bool:
     """Whether the learned detector flags `text` (score at or above the model's threshold)."""
     model = injection_model()
-    score = injection_score(text, model)
+    score = model_score(text, model)
     return score is not None and score >= model.threshold
