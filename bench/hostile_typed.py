@@ -5,7 +5,10 @@
 # type as a question) the query sanitizer flags, and how many ordinary legal questions it flags
 # by mistake. Each prompt is scanned by the real scan (`rag.pipeline.sanitize.injection_findings`,
 # query scope: what `sanitize` and the API's injection budget run) in three forms: in full, cut to
-# its first 500 characters and cut to its last 500 (RAG_MAX_QUERY_LENGTH: what the API accepts).
+# its first 500 characters and cut to its last 500 (RAG_MAX_QUERY_LENGTH: what the API accepts),
+# once with the rules alone and once with the learned detector after them (issue #33,
+# `rag.security.injection_model`: in-sample on this split, see `manage.py hostile_train` for its
+# cross-validation), with the detector's cost per ordinary question.
 # Target: >= 90 % flagged in every form, 0 legal questions flagged.
 """Typed prompt-injection benchmark: flagged share of the dev split's direct prompts, per source
 and form, and false positives on the ordinary legal questions.
@@ -18,7 +21,9 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import statistics
 import sys
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -52,11 +57,15 @@ def half(prompt: dict) -> str:
     return "AB"[int(digest, 16) % 2]
 
 
-def measure(prompts: list[dict], questions: list[str], limit: int) -> tuple[dict, list[str]]:
+def measure(prompts: list[dict], questions: list[str], limit: int, learned: bool) -> tuple[dict, list[str]]:
     """Per source and per half: prompt count and flagged count per form and in all forms; the
-    ordinary questions flagged, with their findings."""
-    from rag.pipeline.sanitize import injection_findings
+    ordinary questions flagged, with their findings. `learned`: the learned detector runs after
+    the rules."""
+    from functools import partial
 
+    from rag.pipeline.sanitize import injection_findings as scan
+
+    injection_findings = partial(scan, learned=learned)
     table: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for prompt in prompts:
         flagged = {
@@ -108,6 +117,23 @@ def _row(label: str, row: dict) -> str:
     return f"| {label} | {row['n']} | " + " | ".join(cells) + " |"
 
 
+def model_cost(questions: list[str]) -> str:
+    """The learned detector's time per ordinary question (one embedding and a dot product)."""
+    from rag.security.injection_model import model_score
+
+    model_score("warm-up question")
+    times = []
+    for question in questions:
+        started = time.perf_counter()
+        model_score(question)
+        times.append(1000 * (time.perf_counter() - started))
+    times.sort()
+    return (
+        f"Learned detector per ordinary question: median {statistics.median(times):.1f} ms, "
+        f"p95 {times[int(0.95 * (len(times) - 1))]:.1f} ms (n={len(times)}, one thread)"
+    )
+
+
 def main() -> None:
     """Parse the arguments, measure, print (and write) the table."""
     parser = argparse.ArgumentParser(
@@ -134,8 +160,12 @@ def main() -> None:
     if args.natural.exists():
         natural = json.loads(args.natural.read_text(encoding="utf-8"))["questions"]
         questions += [case["question"] for case in natural]
-    table, false_positives = measure(prompts, questions, args.limit)
-    report = render(table, false_positives, len(questions), args.limit)
+    parts = []
+    for learned, title in ((False, "Rules alone"), (True, "Rules, then the learned detector (issue #33)")):
+        table, false_positives = measure(prompts, questions, args.limit, learned)
+        parts.append(f"{title}:\n\n" + render(table, false_positives, len(questions), args.limit))
+    parts.append(model_cost(questions))
+    report = "\n\n".join(parts)
     print(report)
     if args.out:
         args.out.write_text(report + "\n", encoding="utf-8")

@@ -16,7 +16,10 @@ Cyrillic/Greek look-alike letters folded in mixed-script words, with letter-spac
 ("i g n o r e") joined, and with text hidden in Unicode tag characters decoded.
 
 What no named pattern catches in a question may still be flagged as `typed_injection`: a score
-from weak signals of an attack's shape (`rag.pipeline.typed_injection`, issue #20).
+from weak signals of an attack's shape (`rag.pipeline.typed_injection`, issue #20). What the rules
+let through may still be flagged as `learned_injection` by a learned detector, a linear probe over
+the question's embedding trained on public attacks against ordinary legal questions
+(`rag.security.injection_model`, issue #33; RAG_INJECTION_MODEL turns it off).
 
 `injection_findings(text, scope="document")` is the same scan for retrieved passages (indirect
 injection): only the instruction-like patterns, since contracts legitimately contain "System:"
@@ -41,6 +44,7 @@ from django.conf import settings
 
 from rag.pipeline.tokens import count_tokens
 from rag.pipeline.typed_injection import looks_like_typed_injection
+from rag.security.injection_model import looks_like_injection
 from rag.security.planted import PLANTED_SHAPES, planted_findings
 from ragsite.exceptions import ConfigurationError, InvalidQuery, PromptInjectionDetected
 
@@ -342,6 +346,7 @@ INJECTION_PATTERNS: dict[str, tuple[str, ...]] = {
     "excessive_special_characters": ("query",),
     "encoded_payload": ("query",),
     "typed_injection": ("query",),
+    "learned_injection": ("query",),
     "unicode_tag_smuggling": SCOPES,
     **{name: ("document",) for name in PLANTED_SHAPES},
 }
@@ -440,16 +445,19 @@ def _scan_texts(text: str) -> list[str]:
     return list(dict.fromkeys(view for view in views if view))
 
 
-def injection_findings(text: str, *, scope: str = "query") -> list[str]:
+def injection_findings(text: str, *, scope: str = "query", learned: bool | None = None) -> list[str]:
     """Names of the injection patterns found in `text` (see `INJECTION_PATTERNS`), in a fixed order;
-    empty when none. `scope="document"` (retrieved passages) checks only the instruction-like ones."""
+    empty when none. `scope="document"` (retrieved passages) checks only the instruction-like ones.
+    `learned`: whether a question the rules let through goes to the learned detector
+    (`learned_injection`; default RAG_INJECTION_MODEL, query scope only)."""
     if scope not in SCOPES:
         raise ValueError(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
     if not text:
         return []
+    learned = scope == "query" and (settings.RAG_INJECTION_MODEL if learned is None else learned)
     if len(text) > _MEMO_MAX_CHARS:
-        return list(_scan(text, scope))
-    return list(_memo_scan(text, scope))
+        return list(_scan(text, scope, learned))
+    return list(_memo_scan(text, scope, learned))
 
 
 # A query is scanned twice (the API's injection budget, then sanitize) and the same passages come
@@ -458,7 +466,7 @@ def injection_findings(text: str, *, scope: str = "query") -> list[str]:
 _MEMO_MAX_CHARS = 8_000
 
 
-def _scan(text: str, scope: str) -> tuple[str, ...]:
+def _scan(text: str, scope: str, learned: bool = False) -> tuple[str, ...]:
     views = _scan_texts(text)
     found: set[str] = set()
     patterns = dict(_INSTRUCTION_PATTERNS)
@@ -481,6 +489,9 @@ def _scan(text: str, scope: str) -> tuple[str, ...]:
     # What no named pattern caught may still add up to an attack's shape (issue #20).
     if scope == "query" and not found and any(looks_like_typed_injection(view) for view in views):
         found.add("typed_injection")
+    # What the rules let through may still read as an attack to the learned detector (issue #33).
+    if learned and not found and looks_like_injection(clean_text(text)):
+        found.add("learned_injection")
     return tuple(name for name in INJECTION_PATTERNS if name in found)
 
 

@@ -358,6 +358,8 @@ RAG_MAX_QUERY_LENGTH = env.int("RAG_MAX_QUERY_LENGTH", default=500)
 RAG_MAX_TOKEN_LENGTH = env.int("RAG_MAX_TOKEN_LENGTH", default=2000)
 RAG_ENABLE_INJECTION_DETECTION = env.bool("RAG_ENABLE_INJECTION_DETECTION", default=True)
 RAG_INJECTION_POLICY = env("RAG_INJECTION_POLICY", default="flag")
+# The learned detector of typed injections (rag/security/injection_model.py), after the rules.
+RAG_INJECTION_MODEL = env.bool("RAG_INJECTION_MODEL", default=True)
 
 # --- Retrieval and ranking --------------------------------------------------------------------
 # MAX_RETRIEVAL_RESULTS (service-interface spec) is an alias of RAG_DEFAULT_TOP_K.
