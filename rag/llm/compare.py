@@ -118,5 +118,10 @@ def _same(a: str, b: str) -> bool:
 
 
 def _cell(text: str) -> str:
-    """Text of ours (a title, a heading) as one table cell: no "|", no line break."""
-    return " ".join(text.replace("|", "/").split())
+    """Text of ours (a title, a heading) as one table cell: no "|" (it would end the cell), no line
+    break, and no double quote mark (verification reads the text between quote marks before a
+    citation marker as a quote of the source: a title's 'the "Hydraspin" deal' would not be)."""
+    return " ".join(text.replace("|", "/").translate(_DOUBLE_QUOTES).split())
+
+
+_DOUBLE_QUOTES = str.maketrans({'"': "'", "\u201c": "\u2018", "\u201d": "\u2019"})
