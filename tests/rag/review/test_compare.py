@@ -5,6 +5,7 @@ name no document has; streamed and agentic give the same table; ordinary questio
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -17,6 +18,8 @@ from rag.pipeline.streaming import AnswerDelta
 from rag.retrieval.service import Reader
 from tenants.models import Role
 from tests.factories import MembershipFactory
+from tests.rag.llm.conftest import Received, Reply, start_server  # noqa: F401  (fixture)
+from tests.rag.pipeline.test_remote_replies import anthropic_reply, remote_model  # noqa: F401  (fixture)
 from tests.rag.review.contracts import ingest, make_confidential
 
 COMMON = (
@@ -220,3 +223,42 @@ def test_a_question_about_one_document_that_says_differ_is_searched_as_usual(ten
     stages = result["provenance"]["stages"]
     assert "retrieve" in stages and stages.get("compare", {}).get("used") is not True
     assert "| Document |" not in (result["answer"] or "")
+
+
+def _remote_table(received: Received) -> Reply:
+    """A fake Claude that answers as the prompt's comparison note asks: a row per document listed,
+    quoting its own sources (by token) or saying what the note says was not found."""
+    prompt = received.json()["messages"][0]["content"]
+    rows, citations = [], []
+    for title, tokens in re.findall(r"^- (.+?): its sources are ([^\n]+)\.$", prompt, re.M):
+        token = tokens.split(", ")[0]
+        rows.append(f'| {title} | "{ALFA_NON_COMPETE}" [{token}] |')
+        citations.append({"id": token, "snippet": ALFA_NON_COMPETE})
+    for title, missing in re.findall(r'^- (.+?): nothing was found; its row says "(.+)"$', prompt, re.M):
+        rows.append(f"| {title} | {missing} |")
+    table = "\n".join(
+        ["Non-compete, side by side:", "", "| Document | Non-compete |", "| --- | --- |", *rows]
+    )
+    reply = {"answer": table, "citations": citations, "follow_ups": [], "confidence": 0.9}
+    return Reply(200, anthropic_reply(json.dumps(reply), "end_turn"))
+
+
+@pytest.mark.django_db
+def test_a_remote_model_is_told_each_sides_sources(tenant, contracts, remote_model):  # noqa: F811
+    server = remote_model("anthropic", _remote_table)
+    result = run_query(tenant=tenant, question=NON_COMPETE_QUESTION).result
+    prompt = server.received[0].json()["messages"][0]["content"]
+    assert "Comparison: each document below was searched on its own" in prompt
+    assert re.search(r"^- Alfa Aesar Supply Agreement: its sources are \d", prompt, re.M)
+    assert (
+        '- Hydraspin Distribution Agreement: nothing was found; its row says "No non-compete provision '
+        'found in Hydraspin Distribution Agreement."'
+    ) in prompt
+    rows = table_rows(result["answer"])
+    assert ALFA_NON_COMPETE in rows["Alfa Aesar Supply Agreement"]
+    assert rows["Hydraspin Distribution Agreement"].startswith("No non-compete provision found")
+    assert result["flags"]["hallucination_detected"] is False
+    assert cited_by_row(result) == {
+        "Alfa Aesar Supply Agreement": {"Alfa Aesar Supply Agreement"},
+        "Hydraspin Distribution Agreement": set(),
+    }
