@@ -14,9 +14,12 @@ termination rights" / "How do they differ on governing law?".
 2. Resolution (`compare`): each name is resolved like a reference to a document
    (rag.retrieval.routing.resolve_name) among the documents of the request's scope its reader may
    see. A confidential document they may not read, or one behind an ethical wall, matches nothing,
-   exactly like a name no document has: the answer says which name was not found and never hints
-   at a hidden document. Names that resolve to fewer than two different documents (both names
-   match one contract: its parties, say) are no comparison of documents either.
+   exactly like a name no document has: when the name refers to a document by its kind ("the
+   Hydraspin agreement"), the answer says which name was not found (or which visible documents a
+   name fits equally) and never hints at a hidden document; a bare name that matches nothing
+   ("Acme": a party, perhaps) leaves the question to search. Names that resolve to fewer than two
+   different documents (both names match one contract: its parties, say) are no comparison of
+   documents either.
 3. Each side is searched only inside its own document (the request's filters narrowed to it): the
    normal hybrid retrieval and cross-encoder, for the topic; its best PASSAGES_PER_SIDE passages.
    A side whose best passages do not answer the topic (the answerability gate of an ordinary
@@ -49,9 +52,14 @@ MAX_SIDES = 4
 PASSAGES_PER_SIDE = 2
 # "compare", "comparison", "differ", "differences", "contrast", "versus", "vs."
 _COMPARING = re.compile(r"\b(?:compar(?:e|es|ed|ing|ison)|differ\w*|contrast\w*|versus|vs\.?)(?=\W|$)", re.I)
-# A subject that names a document: a capitalised word after its first ("the Acme MSA"; "Alfa
-# Aesar", any capital in a one-word name) or a kind of document ("the supply agreement").
-_NAME_WORD = re.compile(r"(?:^|\s)(?!(?:The|This|That|These|Those|Our|Their|Its)\b)[A-Z0-9]")
+# A subject that names a document: a capitalised word ("the Acme MSA", "Alfa Aesar") or a kind of
+# document ("the supply agreement"); never a place in one ("Section 5", "clause 7.2").
+_NAME_WORD = re.compile(r"(?:^|\s)(?!(?:The|This|That|These|Those|Our|Their|Its)\b)[A-Z]")
+_PLACE = re.compile(
+    r"^(?:the\s+)?(?:sections?|clauses?|articles?|paragraphs?|sub-?sections?|schedules?|exhibits?|annex|"
+    r"appendix|§+)(?:\s|$)",
+    re.I,
+)
 # "the governing law of the Acme MSA": the topic, then the document it is asked of.
 _TOPIC_OF = re.compile(
     r"^(?P<topic>.+?)\s+(?:of|in|under|within|from)\s+(?P<name>(?:the|this|that|our)\s.+)$", re.I
@@ -194,7 +202,7 @@ def _singular(word: str) -> str:
 
 
 def _names_document(name: str) -> bool:
-    return bool(_NAME_WORD.search(name) or DOCUMENT_WORD.search(name))
+    return not _PLACE.match(name) and bool(_NAME_WORD.search(name) or DOCUMENT_WORD.search(name))
 
 
 def _topic(question: str) -> str:
@@ -222,10 +230,16 @@ def compare(
     steps 2 and 3); None when it is no comparison of two or more documents after all."""
     if asked.names:
         sides, unresolved, ambiguous = _resolved(tenant, asked.names, filters, index_version)
-        if not sides or (not unresolved and not ambiguous and len(sides) < 2):
-            return None  # no name is a document (parties, say), or every name is the same one
+        if not sides:
+            return None  # no name is a document (parties, say)
         if unresolved or ambiguous:
+            # Said only of a name that refers to a document by its kind ("the Zyxwv agreement"); a
+            # bare name ("Acme") may be a party, and then the question is search's.
+            if not all(DOCUMENT_WORD.search(name) for name in [*unresolved, *(n for n, _ in ambiguous)]):
+                return None
             return Comparison(asked, tuple(sides), tuple(unresolved), tuple(ambiguous))
+        if len(sides) < 2:
+            return None  # every name is the same document (two parties of one contract)
     else:
         sides = _chosen(tenant, filters)
         if len(sides) < 2:

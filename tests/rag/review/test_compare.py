@@ -262,3 +262,20 @@ def test_a_remote_model_is_told_each_sides_sources(tenant, contracts, remote_mod
         "Alfa Aesar Supply Agreement": {"Alfa Aesar Supply Agreement"},
         "Hydraspin Distribution Agreement": set(),
     }
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "question",
+    [
+        # A bare name no document has may be a party: search answers, as before.
+        "Compare the termination rights of Alfa Aesar and Zyxwv",
+        # Both names are the same contract (its two parties).
+        "Compare the obligations of Alfa Aesar and Northwind",
+    ],
+)
+def test_names_that_are_not_two_documents_are_left_to_search(tenant, contracts, question):
+    result = run_query(tenant=tenant, question=question, use_cache=False).result
+    stages = result["provenance"]["stages"]
+    assert stages["compare"] == {"used": False, "named": 2}
+    assert "retrieve" in stages and "| Document |" not in (result["answer"] or "")
