@@ -110,10 +110,7 @@ class Asked:
     def noun(self) -> str:
         """What a side without it lacks: "termination" for "the termination rights"."""
         topic = _DETERMINER.sub("", self.topic)
-        topic = re.sub(
-            r"\s+(?:clauses?|provisions?|rights|terms|obligations?|sections?)$", "", topic, flags=re.I
-        )
-        return topic or "relevant"
+        return _TOPIC_WORD.sub("", topic) or "relevant"
 
 
 @dataclass(frozen=True)
@@ -186,14 +183,11 @@ def _names_and_topic(subjects: tuple[str, ...], topic: str) -> tuple[tuple[str, 
         split = _TOPIC_OF.match(names[0])
         if split and _names_document(split["name"]):
             topic, names[0] = split["topic"], split["name"]
-    *head, last = names[-1].rsplit(" ", 1) if " " in names[-1] else ("", names[-1])
+    head, _, last = names[-1].rpartition(" ")
     kind = _singular(last)
-    if (
-        kind != last
-        and DOCUMENT_WORD.fullmatch(kind)
-        and not any(DOCUMENT_WORD.search(n) for n in names[:-1])
-    ):
-        names = [f"{name} {kind}" for name in names[:-1]] + [f"{head[0]} {kind}".strip()]
+    shared = kind != last and DOCUMENT_WORD.fullmatch(kind)
+    if shared and not any(DOCUMENT_WORD.search(name) for name in names[:-1]):
+        names = [f"{name} {kind}" for name in names[:-1]] + [f"{head} {kind}".strip()]
     return tuple(dict.fromkeys(names)), topic
 
 
