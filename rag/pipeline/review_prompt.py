@@ -56,7 +56,7 @@ def compare_block(comparison: compare.Comparison, entries) -> str:
         if tokens:
             lines.append(f"- {side.title}: its sources are {', '.join(tokens)}.")
         else:
-            lines.append(f'- {side.title}: nothing was found; its row says "{side.missing}"')
+            lines.append(f'- {side.title}: nothing was found; its row says "{_missing(side)}"')
     return "\n".join(lines)
 
 
@@ -65,18 +65,18 @@ def comparison(ctx: QueryContext) -> Comparison | None:
     review = ctx.review
     if not isinstance(review, compare.Comparison) or ctx.context is None:
         return None
-    cited = {entry.passage.document_id for entry in ctx.context.entries}
+    quoted = {entry.passage.document_id for entry in ctx.context.entries}
     documents = tuple(
-        ComparedDocument(
-            side.document_id, side.title, "" if side.document_id in cited else side.missing or _missing(side)
-        )
+        ComparedDocument(side.document_id, side.title, "" if side.document_id in quoted else _missing(side))
         for side in review.sides
     )
     return Comparison(topic=review.asked.heading, documents=documents)
 
 
 def _missing(side: compare.Side) -> str:
-    return f"Nothing on it found in {side.title} within the context's budget."
+    """What the row of a side without sources in the context says: nothing found in it, or (its
+    passages left out for the token budget) to ask about it alone."""
+    return side.missing or f"Its passages did not fit in the context: ask about {side.title} alone."
 
 
 def affirmed_block(noun: str) -> str:
