@@ -203,9 +203,10 @@ def test_a_document_behind_a_wall_is_a_name_not_found(tenant, contracts):
 @pytest.mark.django_db
 def test_the_table_is_the_same_streamed_in_agentic_mode_and_with_chain_of_thought(tenant, contracts):
     sync = run_query(tenant=tenant, question=TERMINATION_QUESTION, use_cache=False).result
-    agentic = run_query(tenant=tenant, question=TERMINATION_QUESTION, agentic=True, use_cache=False).result
+    ask = {"tenant": tenant, "question": TERMINATION_QUESTION, "use_cache": False}
+    agentic = run_query(**ask, agentic=True).result
     # Chain of thought would search each side by routing; the comparison has done it in each document.
-    reasoned = run_query(tenant=tenant, question=TERMINATION_QUESTION, cot_enabled=True, use_cache=False).result
+    reasoned = run_query(**ask, cot_enabled=True).result
     ctx, events = stream_query(tenant=tenant, question=TERMINATION_QUESTION, use_cache=False)
     streamed = "".join(event.text for event in events if isinstance(event, AnswerDelta))
     assert streamed == sync["answer"]  # the table as it was written, row by row
