@@ -11,7 +11,9 @@ provider; a remote model is told so in the prompt, rag.pipeline.review_prompt.co
   theirs to read, behind a wall: all alike) ends the run with a message naming it
   (`not_found_reason` "clarify"); so does a name fitting several documents equally.
 - No document holds anything on the topic: "No termination provision found in “A” or “B”."
-- Anything else that is no comparison of two or more documents is left to search, unchanged.
+- Anything else that is no comparison of two or more documents is left to search, unchanged; so
+  is a comparison whose caller asked to see chain of thought's steps (`show_cot_steps` with
+  `cot_enabled`): it is answered part by part, as that option promises (docs/reasoning.md).
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ class CompareStage:
         config = ctx.config
         asked = comparison_asked(ctx.search_query or "", config.filters)
         if asked is None:
+            return ctx
+        if config.cot_enabled and config.show_cot_steps:
+            # The caller asked to see the comparison answered part by part (chain of thought).
+            ctx.note(self.name, used=False, reason="cot_steps_asked")
             return ctx
         version = ctx.index_version
         if version is None:

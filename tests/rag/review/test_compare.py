@@ -283,3 +283,13 @@ def test_names_that_are_not_two_documents_are_left_to_search(tenant, contracts, 
     stages = result["provenance"]["stages"]
     assert stages["compare"] == {"used": False, "named": 2}
     assert "retrieve" in stages and "| Document |" not in (result["answer"] or "")
+
+
+@pytest.mark.django_db
+def test_asking_for_the_reasoning_steps_answers_the_comparison_part_by_part(tenant, contracts):
+    result = run_query(
+        tenant=tenant, question=TERMINATION_QUESTION, show_cot_steps=True, use_cache=False
+    ).result
+    assert result["provenance"]["stages"]["compare"] == {"used": False, "reason": "cot_steps_asked"}
+    assert result["reasoning"]["strategy"] == "compare" and len(result["reasoning"]["steps"]) == 2
+    assert "| Document |" not in (result["answer"] or "")
