@@ -234,11 +234,11 @@ def _remote_table(received: Received) -> Reply:
     quoting its own sources (by token) or saying what the note says was not found."""
     prompt = received.json()["messages"][0]["content"]
     rows, citations = [], []
-    for title, tokens in re.findall(r"^- (.+?): its sources are ([^\n]+)\.$", prompt, re.M):
+    for title, tokens in re.findall(r'^- "(.+?)": its sources are ([^\n]+)\.$', prompt, re.M):
         token = tokens.split(", ")[0]
         rows.append(f'| {title} | "{ALFA_NON_COMPETE}" [{token}] |')
         citations.append({"id": token, "snippet": ALFA_NON_COMPETE})
-    for title, missing in re.findall(r'^- (.+?): nothing was found; its row says "(.+)"$', prompt, re.M):
+    for title, missing in re.findall(r'^- "(.+?)": nothing was found; its row says "(.+)"$', prompt, re.M):
         rows.append(f"| {title} | {missing} |")
     table = "\n".join(
         ["Non-compete, side by side:", "", "| Document | Non-compete |", "| --- | --- |", *rows]
@@ -253,9 +253,9 @@ def test_a_remote_model_is_told_each_sides_sources(tenant, contracts, remote_mod
     result = run_query(tenant=tenant, question=NON_COMPETE_QUESTION).result
     prompt = server.received[0].json()["messages"][0]["content"]
     assert "Comparison: each document below was searched on its own" in prompt
-    assert re.search(r"^- Alfa Aesar Supply Agreement: its sources are \d", prompt, re.M)
+    assert re.search(r'^- "Alfa Aesar Supply Agreement": its sources are \d', prompt, re.M)
     assert (
-        '- Hydraspin Distribution Agreement: nothing was found; its row says "No non-compete provision '
+        '- "Hydraspin Distribution Agreement": nothing was found; its row says "No non-compete provision '
         'found in Hydraspin Distribution Agreement."'
     ) in prompt
     rows = table_rows(result["answer"])
