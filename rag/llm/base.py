@@ -69,6 +69,27 @@ class Listing:
 
 
 @dataclass(frozen=True)
+class ComparedDocument:
+    """One side of a comparison (rag.review.compare): a document, and what its row says when
+    nothing in it was found on the topic (`missing`: "No termination provision found in …"; "" when
+    its sources are in the context)."""
+
+    document_id: int
+    title: str
+    missing: str = ""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A comparison answered side by side (rag.review.compare): the sources are each document's
+    passages on `topic`, grouped by document in the order of `documents`; the answer is a table,
+    one row per document, each quoting only its own document's sources."""
+
+    topic: str  # "Termination rights" (the table's column heading)
+    documents: tuple[ComparedDocument, ...]
+
+
+@dataclass(frozen=True)
 class GenerationRequest:
     """A prompt to complete. `system` and `prompt` are what a remote model reads; `question` and
     `sources` are the same content, structured, for providers that work on it directly."""
@@ -96,6 +117,9 @@ class GenerationRequest:
     listing: Listing | None = None
     # A clause review found what a yes/no question asks about (its noun): the answer opens "Yes.".
     affirmed: str = ""
+    # Documents compared side by side (rag.review.compare): the prompt carries it for a remote
+    # model; the extractive provider composes the table itself.
+    comparison: Comparison | None = None
 
 
 @dataclass(frozen=True)

@@ -146,7 +146,13 @@ class ExtractiveProvider:
             "strictness": request.strictness,
             "citation_style": request.citation_style,
         }
-        if request.listing is not None:
+        if request.comparison is not None:
+            from .compare import comparison_reply  # it quotes as this module does
+
+            reply = comparison_reply(
+                request.comparison, request.sources, citation_style=request.citation_style
+            )
+        elif request.listing is not None:
             reply = listing_reply(request.listing, request.sources, citation_style=request.citation_style)
         elif request.findings:
             reply = synthesis(

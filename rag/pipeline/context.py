@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from rag.agent.loop import AgentRun
     from rag.llm import Generation
     from rag.review.classify import Review
+    from rag.review.compare import Comparison
     from rag.review.summary import KeyTerms
     from templates_admin.models import PromptTemplate
     from templates_admin.rendering import RenderedPrompt
@@ -71,7 +72,9 @@ class QueryContext:
     agent: AgentRun | None = None  # agentic mode: the loop's trace and evidence
     # A question about every document in scope (rag.review): each document's verdict; the
     # search stages are skipped (their `searches` is set) and the answer lists the documents.
-    review: Review | KeyTerms | None = None  # KeyTerms: a summary's terms (rag.review.summary)
+    # KeyTerms: a summary's terms (rag.review.summary); Comparison: documents compared side by side
+    # (rag.review.compare), each with its own passages.
+    review: Review | KeyTerms | Comparison | None = None
     # A yes/no question about one document whose clause the review found: the answer opens "Yes."
     affirmed: str | None = None  # the clause's noun ("a non-compete clause")
     reasoning: Reasoning | None = None  # chain of thought: the sub-questions and their answers

@@ -114,7 +114,21 @@ def split_question(question: str) -> SubQuestions | None:
     return None
 
 
-def _compared(text: str) -> list[tuple[str, str]]:
+@dataclass(frozen=True)
+class Compared:
+    """What a comparison sets side by side: its `subjects` as the question names them, in order and
+    each once ("the Acme MSA", "the Beta license"), and its `topic` ("the governing law"; "" when
+    it names none)."""
+
+    subjects: tuple[str, ...]
+    topic: str
+
+
+def compared(question: str) -> Compared | None:
+    """The subjects and topic of a comparison ("Compare A and B on X", "How does A differ from B
+    regarding X?", "A vs B: X"), or None when `question` compares nothing (see the module
+    docstring). The subjects may be documents, parties or anything else: the caller decides."""
+    text = " ".join(question.split()).rstrip(" ?.!")
     for pattern in _COMPARE_PATTERNS:
         match = pattern.match(text)
         if not match:
@@ -129,10 +143,16 @@ def _compared(text: str) -> list[tuple[str, str]]:
         subjects = [_clean(s) for s in subjects if len(_clean(s).split()) >= 1]
         if len(subjects) < 2:
             continue
-        topic = _clean(groups.get("topic") or "")
-        focus = f"What is said about {topic}?" if topic else "What are the key terms?"
-        return [(_about(subject, focus), focus) for subject in dict.fromkeys(subjects)]
-    return []
+        return Compared(tuple(dict.fromkeys(subjects)), _clean(groups.get("topic") or ""))
+    return None
+
+
+def _compared(text: str) -> list[tuple[str, str]]:
+    found = compared(text)
+    if found is None:
+        return []
+    focus = f"What is said about {found.topic}?" if found.topic else "What are the key terms?"
+    return [(_about(subject, focus), focus) for subject in found.subjects]
 
 
 def _two_documents(first: str, second: str) -> bool:

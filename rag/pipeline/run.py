@@ -20,6 +20,7 @@ from .scope import scope_resolve
 from .stages.agent import AgentSearchStage
 from .stages.answer import PostProcessStage, VerifyStage
 from .stages.cache_lookup import CacheLookupStage
+from .stages.compare import CompareStage
 from .stages.enhance import EnhanceQueryStage
 from .stages.finish import AssembleStage, CacheStoreStage, RecordStage
 from .stages.generate import GenerateStage
@@ -41,6 +42,7 @@ def default_executor(*, agentic: bool = False) -> PipelineExecutor:
             CacheLookupStage(),
             EnhanceQueryStage(),
             MatterReviewStage(),
+            CompareStage(),
             *search,
             ReasoningSearchStage(),
             SelectTemplateStage(),

@@ -430,3 +430,43 @@ def route(*, tenant: Tenant, query: str, index_version: int, filters: SearchFilt
     named = _names(split.question) if split.explicit else words
     naming = _naming(profiles, [word for word in named if word in profiles.frequency], routed)
     return Routing(split.reference, split.question, routed, naming)
+
+
+@dataclass(frozen=True)
+class NameMatch:
+    """What a name resolves to (`resolve_name`): the one document it names, or the documents it fits
+    equally (`fits`, when it names none of them clearly); neither when nothing in scope matches."""
+
+    document: RoutedDocument | None = None
+    fits: tuple[RoutedDocument, ...] = ()
+
+
+def resolve_name(
+    *, tenant: Tenant, name: str, index_version: int, filters: SearchFilters | None = None
+) -> NameMatch:
+    """The document of `tenant` that `name` ("the Acme MSA", "Hydraspin agreement") names, scored like
+    a question's explicit reference (`route`) over the profiles of the documents the request's
+    reader may see (`filters.visibility`) and within its scope (`filters`). A document they may not
+    see, or one outside the scope, matches nothing: the name is unresolved, exactly as when no such
+    document exists. Words naming a kind of document that no visible profile holds ("msa" where the
+    title says "Master Services Agreement") are left out; any other unknown word counts against the
+    match (a party no document names). Resolved when the best match reaches
+    MIN_SCORE_WITH_REFERENCE and no other document comes within ROUTE_RELATIVE of it."""
+    words = tokens(name)
+    visible = _visible_documents(tenant, filters)
+    profiles = _profiles_seen_by(tenant, index_version, visible)
+    words = [word for word in words if word in profiles.frequency or not DOCUMENT_WORD.fullmatch(word)]
+    if not words:
+        return NameMatch()
+    ranked = _ranked(profiles.scores(words, _allowed_documents(tenant, filters, visible)))
+    if not ranked or ranked[0][1] < MIN_SCORE_WITH_REFERENCE:
+        return NameMatch()
+    top = ranked[0][1]
+    close = [
+        RoutedDocument(pk, profiles.titles[pk], score)
+        for pk, score in ranked
+        if score >= ROUTE_RELATIVE * top
+    ]
+    if len(close) > 1:
+        return NameMatch(fits=tuple(close[: MAX_ROUTED + 1]))
+    return NameMatch(document=close[0])

@@ -10,5 +10,7 @@ windows) and the pipeline (one stage, `rag.pipeline.stages.review`):
 - `model`: the learned clause model, a linear probe per clause type over the passages' stored
   embeddings plus the cross-encoder's best window, trained on lawyer labels (`train`);
 - `classify`: which documents in scope hold a clause, with the passage and window that show it;
-- `answers`: the list and presence answers built from those verdicts.
+- `answers`: the list and presence answers built from those verdicts;
+- `compare`: two to four documents named in a question compared side by side, each searched in its
+  own document (the answer is a table, one row per document).
 """

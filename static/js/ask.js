@@ -75,24 +75,72 @@
     return `/documents/${citation.document_id}/${query ? `?${query}` : ""}#passage`;
   }
 
-  // The answer text with each [marker] that names a citation turned into a link to it.
+  // The answer text with each [marker] that names a citation turned into a link to it. A markdown
+  // table in it (a comparison's rows, one per document: "| Title | quote [1] |") is shown as a
+  // table; everything is built from text nodes, never parsed as HTML, so no cell can carry markup.
   function answerParagraph(text, citations, prefix = "") {
     const byMarker = new Map();
     for (const c of citations) {
       byMarker.set(String(c.citation_id), c);
       if (c.doc_id) byMarker.set(String(c.doc_id), c);
     }
-    const p = el("p", { class: "answer-text" });
+    const blocks = answerBlocks(text);
+    if (blocks.length === 1 && !blocks[0].rows) return withMarkers(el("p", { class: "answer-text" }), text, byMarker, prefix);
+    const box = el("div", { class: "answer-text answer-blocks" });
+    for (const block of blocks) {
+      if (block.rows) box.append(answerTable(block.rows, byMarker, prefix));
+      else if (block.text.trim()) box.append(withMarkers(el("p"), block.text.replace(/^\n+|\n+$/g, ""), byMarker, prefix));
+    }
+    return box;
+  }
+
+  function withMarkers(node, text, byMarker, prefix) {
     let last = 0;
     for (const match of text.matchAll(/\[([^\[\]]{1,40})\]/g)) {
       const citation = byMarker.get(match[1]);
       if (!citation) continue;
-      p.append(text.slice(last, match.index));
-      p.append(el("a", { href: `#${prefix}cite-${citation.citation_id}`, class: "marker", title: citation.title, text: match[0] }));
+      node.append(text.slice(last, match.index));
+      node.append(el("a", { href: `#${prefix}cite-${citation.citation_id}`, class: "marker", title: citation.title, text: match[0] }));
       last = match.index + match[0].length;
     }
-    p.append(text.slice(last));
-    return p;
+    node.append(text.slice(last));
+    return node;
+  }
+
+  // The answer cut into text and tables: a table is a run of lines starting and ending with "|",
+  // its second line a rule ("| --- | --- |").
+  const TABLE_LINE = /^\s*\|.*\|\s*$/;
+  const RULE_LINE = /^\s*\|(\s*:?-{3,}:?\s*\|)+\s*$/;
+  function answerBlocks(text) {
+    const lines = text.split("\n");
+    const blocks = [];
+    let pending = [];
+    const flush = () => { if (pending.length) blocks.push({ text: pending.join("\n") }); pending = []; };
+    for (let i = 0; i < lines.length; i++) {
+      if (TABLE_LINE.test(lines[i]) && i + 1 < lines.length && RULE_LINE.test(lines[i + 1])) {
+        flush();
+        const rows = [cells(lines[i])];
+        i += 2;
+        while (i < lines.length && TABLE_LINE.test(lines[i])) rows.push(cells(lines[i++]));
+        i--;
+        blocks.push({ rows });
+      } else pending.push(lines[i]);
+    }
+    flush();
+    return blocks;
+  }
+
+  function cells(line) {
+    return line.trim().replace(/^\|/, "").replace(/\|$/, "").split("|").map((cell) => cell.trim());
+  }
+
+  function answerTable(rows, byMarker, prefix) {
+    const [head, ...body] = rows;
+    return el("table", { class: "answer-table" },
+      el("thead", {}, el("tr", {}, ...head.map((cell) => el("th", { scope: "col", text: cell })))),
+      el("tbody", {}, ...body.map((row) => el("tr", {}, ...row.map((cell, n) => (
+        n === 0 ? el("th", { scope: "row", text: cell }) : withMarkers(el("td"), cell, byMarker, prefix)
+      ))))));
   }
 
   function score(value) { return typeof value === "number" ? value.toFixed(2) : "–"; }

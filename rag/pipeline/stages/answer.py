@@ -171,7 +171,9 @@ def strip_citations(answer: str, tokens: set[str]) -> str:
         return f"[{', '.join(kept)}]" if kept else ""
 
     stripped = MARKER.sub(keep, answer)
-    return " ".join(stripped.split()).replace(" .", ".").replace(" ,", ",")
+    # Line by line: a table's rows (a comparison, rag.llm.compare) and a list's items stay on theirs.
+    lines = (" ".join(line.split()).replace(" .", ".").replace(" ,", ",") for line in stripped.split("\n"))
+    return "\n".join(lines).strip()
 
 
 def _not_found_reason(ctx: QueryContext) -> str | None:

@@ -10,7 +10,7 @@ from rag.llm.base import Generation, GenerationRequest, Source, generate_streame
 from templates_admin.rendering import RenderedPrompt
 
 from ..context import QueryContext
-from ..review_prompt import listing
+from ..review_prompt import comparison, listing
 from ..streaming import GenerationStarted, answer_deltas
 
 
@@ -54,6 +54,7 @@ def _request(
         each_document=_each_document(ctx) if not step else (),
         listing=listing(ctx) if not step else None,
         affirmed=(ctx.affirmed or "") if not step else "",
+        comparison=comparison(ctx) if not step else None,
     )
 
 

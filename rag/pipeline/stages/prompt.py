@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.conf import settings
 
 from rag.retrieval import service as retrieval
+from rag.review.compare import Comparison
 from ragsite.exceptions import ConfigurationError
 from templates_admin.rendering import MAX_FOLLOW_UPS, render
 
@@ -17,7 +18,7 @@ from ..answerability import answerability, missing_clause
 from ..context import QueryContext
 from ..context_builder import SEPARATOR, build_context
 from ..reasoning import reasoning_block
-from ..review_prompt import affirmed_block, review_block
+from ..review_prompt import affirmed_block, compare_block, review_block
 
 # A list over a matter quotes one passage per document (~150 tokens each, cut around the clause).
 REVIEW_TOKEN_BUDGET = 12_000
@@ -139,7 +140,9 @@ def build_prompt(ctx: QueryContext, *, strictness: str):
     context = ctx.context.text
     if ctx.reasoning is not None and ctx.reasoning.done:
         context = f"{context}{SEPARATOR}{reasoning_block(ctx.reasoning)}"
-    if ctx.review is not None:
+    if isinstance(ctx.review, Comparison):
+        context = f"{context}{SEPARATOR}{compare_block(ctx.review, ctx.context.entries)}"
+    elif ctx.review is not None:
         context = f"{context}{SEPARATOR}{review_block(ctx.review, len(ctx.context.entries))}"
     if ctx.affirmed:
         context = f"{context}{SEPARATOR}{affirmed_block(ctx.affirmed)}"

@@ -160,6 +160,7 @@ def test_the_default_pipeline_runs_the_spec_stages_in_order():
         "cache_lookup",
         "enhance",
         "matter_review",
+        "compare",
         "retrieve",
         "rank",
         "rerank",

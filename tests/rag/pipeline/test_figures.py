@@ -90,7 +90,11 @@ def test_the_search_time_is_the_same_figure_everywhere_and_counts_the_agents_sea
     before = metric("rag_search_latency_seconds_sum", tenant)
     with caplog.at_level(logging.INFO, logger="rag.query"):
         ctx = ask(tenant, supply_agreement, agentic=agentic)
-    search = ("matter_review", "agent") if agentic else ("matter_review", "retrieve", "rank", "rerank")
+    search = (
+        ("matter_review", "compare", "agent")
+        if agentic
+        else ("matter_review", "compare", "retrieve", "rank", "rerank")
+    )
     expected = sum(ctx.timings[f"{stage}_ms"] for stage in search) + ctx.timings["reasoning_search_ms"]
     provenance = ctx.result["provenance"]
     line = finished_line(caplog)

@@ -21,6 +21,12 @@ from rag.retrieval import service
 from tests.rag.pipeline.conftest import LEASE_TITLE, MSA_TITLE
 
 COMPARE_QUESTION = f"Compare the termination notice in the {MSA_TITLE} and the {LEASE_TITLE}"
+# Without show_cot_steps, a comparison of two named documents is answered side by side in a table
+# (rag.review.compare, tests/rag/review/test_compare.py): the tests of chain of thought's own
+# behaviour use a question in two parts, or ask for the steps.
+TWO_PARTS_QUESTION = (
+    f"In the {LEASE_TITLE}, which state's laws govern it and when may the landlord terminate?"
+)
 
 
 @pytest.mark.parametrize(
@@ -180,7 +186,7 @@ def test_a_comparison_answers_each_side_from_its_own_document_then_brings_them_t
 
 @pytest.mark.django_db
 def test_without_cot_the_same_question_is_answered_in_one_call(tenant, corpus):
-    ctx = run_query(tenant=tenant, question=COMPARE_QUESTION, cot_enabled=False, use_cache=False)
+    ctx = run_query(tenant=tenant, question=TWO_PARTS_QUESTION, cot_enabled=False, use_cache=False)
     assert "reasoning" not in ctx.result
     assert ctx.result["provenance"]["model_calls"] == 1
     assert ctx.stage_metadata["reasoning_search"] == {"used": False, "reason": "cot_disabled"}
@@ -196,7 +202,7 @@ def test_a_simple_question_skips_reasoning(tenant, corpus, counted_extractive):
 
 @pytest.mark.django_db
 def test_steps_are_returned_only_when_asked_for(tenant, corpus):
-    result = run_query(tenant=tenant, question=COMPARE_QUESTION, use_cache=False).result
+    result = run_query(tenant=tenant, question=TWO_PARTS_QUESTION, use_cache=False).result
     assert result["reasoning"]["sub_questions"] and "steps" not in result["reasoning"]
 
 
@@ -247,8 +253,9 @@ def test_a_weak_or_unsupported_step_is_not_found_and_the_rest_still_answers(tena
 
 @pytest.mark.django_db
 def test_the_parts_of_a_question_naming_one_document_keep_to_it(tenant, corpus):
-    question = f"In the {LEASE_TITLE}, which state's laws govern it and when may the landlord terminate?"
-    result = run_query(tenant=tenant, question=question, show_cot_steps=True, use_cache=False).result
+    result = run_query(
+        tenant=tenant, question=TWO_PARTS_QUESTION, show_cot_steps=True, use_cache=False
+    ).result
     steps = result["reasoning"]["steps"]
     assert len(steps) == 2 and all(step["intermediate_answer"] for step in steps)
     lease = corpus["lease"].pk
@@ -321,7 +328,7 @@ def test_a_quoted_document_cannot_close_the_step_or_source_fence():
 
 @pytest.mark.django_db
 def test_a_dry_run_lists_the_sub_questions_and_calls_no_model(tenant, corpus, counted_extractive):
-    result = run_query(tenant=tenant, question=COMPARE_QUESTION, dry_run=True).result
+    result = run_query(tenant=tenant, question=COMPARE_QUESTION, dry_run=True, show_cot_steps=True).result
     assert result["dry_run"] and len(counted_extractive) == 0
     assert len(result["reasoning"]["sub_questions"]) == 2
     # The context holds both contracts' passages: each side of the comparison was searched.
@@ -333,11 +340,11 @@ def test_a_dry_run_lists_the_sub_questions_and_calls_no_model(tenant, corpus, co
 
 @pytest.mark.django_db
 def test_show_cot_steps_is_part_of_the_cache_key(tenant, corpus):
-    with_steps = run_query(tenant=tenant, question=COMPARE_QUESTION, show_cot_steps=True).result
-    without = run_query(tenant=tenant, question=COMPARE_QUESTION, show_cot_steps=False).result
+    with_steps = run_query(tenant=tenant, question=TWO_PARTS_QUESTION, show_cot_steps=True).result
+    without = run_query(tenant=tenant, question=TWO_PARTS_QUESTION, show_cot_steps=False).result
     assert "steps" in with_steps["reasoning"] and "steps" not in without["reasoning"]
     assert without["flags"]["cache_hit"] is False
-    again = run_query(tenant=tenant, question=COMPARE_QUESTION, show_cot_steps=True).result
+    again = run_query(tenant=tenant, question=TWO_PARTS_QUESTION, show_cot_steps=True).result
     assert (
         again["flags"]["cache_hit"] is True
         and again["reasoning"]["steps"] == with_steps["reasoning"]["steps"]

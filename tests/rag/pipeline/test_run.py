@@ -100,6 +100,7 @@ ANSWER_STAGES = [
     "cache_lookup",
     "enhance",
     "matter_review",
+    "compare",
     "retrieve",
     "rank",
     "rerank",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rag.ingest import service
-from rag.models import Document
+from rag.models import Chunk, Document, Sensitivity
 
 
 def ingest(tenant, case, title: str, text: str) -> Document:
@@ -17,3 +17,9 @@ def ingest(tenant, case, title: str, text: str) -> Document:
     )
     assert outcome.status == "ok", outcome.reason
     return outcome.document
+
+
+def make_confidential(document: Document) -> None:
+    """Mark `document` (and its chunks, which copy it for the search SQL) confidential."""
+    Document.objects.filter(pk=document.pk).update(sensitivity=Sensitivity.CONFIDENTIAL)
+    Chunk.objects.filter(document=document).update(sensitivity=Sensitivity.CONFIDENTIAL)

@@ -8,11 +8,11 @@ import pytest
 
 from rag import services as rag_services
 from rag.ingest import service
-from rag.models import Document, DocumentStatus, Sensitivity
+from rag.models import Document, DocumentStatus
 from rag.pipeline.run import run_query, stream_query
 from rag.retrieval.service import Reader
 from tenants.models import Role
-from tests.rag.review.contracts import ingest
+from tests.rag.review.contracts import ingest, make_confidential
 
 NON_COMPETE_ALPHA = (
     "9. Non-Competition. During the Term and for two (2) years thereafter, Distributor shall not, "
@@ -123,10 +123,7 @@ def test_no_document_holding_the_clause_is_said_so_with_the_count(tenant, matter
 def test_a_confidential_document_the_reader_may_not_read_is_neither_checked_nor_counted(tenant, matter):
     case, documents = matter
     gamma = documents["Gamma License Agreement"]
-    Document.objects.filter(pk=gamma.pk).update(sensitivity=Sensitivity.CONFIDENTIAL)
-    from rag.models import Chunk
-
-    Chunk.objects.filter(document=gamma).update(sensitivity=Sensitivity.CONFIDENTIAL)
+    make_confidential(gamma)
     viewer = run_query(
         tenant=tenant, question=LIST_QUESTION, filters={"case_ids": [case.pk]}, reader=Reader()
     ).result
