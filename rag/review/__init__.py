@@ -13,7 +13,7 @@ windows) and the pipeline (the stages `rag.pipeline.stages.review` and `.compare
   trained on lawyer labels (`train`); `signals`: its verdict per document, computed once;
 - `classify`: which documents in scope hold a clause, with the passage and window that show it;
 - `summary`: a document's key terms, each quoted;
-- `tables`: review tables (documents × columns) built as background jobs, with exports;
+- `tables`: review tables (documents by columns) built as background jobs, with exports;
 - `compare`: two to four documents named in a question compared side by side, each searched in its
   own document (the answer is a table, one row per document).
 """
