@@ -22,12 +22,11 @@ from __future__ import annotations
 
 from .base import Comparison, Source
 from .extractive import (
-    DISCLAIMER,
     I_DONT_KNOW,
     first_sentence,
     quoted_clause,
+    quoted_reply,
     window_confidence,
-    with_sources_list,
     without_planted,
 )
 from .lists import OMISSION
@@ -37,7 +36,7 @@ SECOND_QUOTE_SHARE = 0.8  # a second window of a row is quoted when it scores th
 
 def comparison_reply(comparison: Comparison, sources, *, citation_style: str = "inline_numbers") -> dict:
     """The reply to a comparison (see the module docstring), in the model output format."""
-    rows, citations, confidences = [], [], []
+    rows, cited, confidences = [], [], []
     for document in comparison.documents:
         own = [source for source in sources if source.document_id == document.document_id]
         quotes = _quotes(own)
@@ -46,15 +45,13 @@ def comparison_reply(comparison: Comparison, sources, *, citation_style: str = "
             rows.append(f"| {title} | {_cell(document.missing or 'Nothing found in the sources.')} |")
             continue
         rows.append(f"| {title} | " + "; ".join(f'"{text}" [{s.citation_id}]' for s, text in quotes) + " |")
-        citations += [
-            {"id": s.citation_id, "doc_id": str(s.document_id), "snippet": text} for s, text in quotes
-        ]
+        cited += quotes
         lead = quotes[0][0]
         if lead.answer_score is not None:
             confidences.append(window_confidence(lead, [s for s in own if s is not lead]))
         else:
             confidences.append(max(min(lead.similarity_score, 1.0), 0.0))
-    if not citations:
+    if not cited:
         return {"answer": I_DONT_KNOW, "citations": [], "follow_ups": [], "confidence": 0.0, "disclaimer": ""}
     heading = _cell(comparison.topic or "What it says")
     count = len(comparison.documents)
@@ -65,14 +62,7 @@ def comparison_reply(comparison: Comparison, sources, *, citation_style: str = "
         "| --- | --- |",
         *rows,
     ]
-    reply = {
-        "answer": "\n".join(lines),
-        "citations": citations,
-        "follow_ups": [],
-        "confidence": round(sum(confidences) / len(confidences), 4),
-        "disclaimer": DISCLAIMER,
-    }
-    return with_sources_list(reply, sources) if citation_style == "end_list" else reply
+    return quoted_reply(lines, cited, sum(confidences) / len(confidences), sources, citation_style)
 
 
 def _quotes(sources: list[Source]) -> list[tuple[Source, str]]:

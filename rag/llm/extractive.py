@@ -328,17 +328,8 @@ def listing_reply(listing: Listing, sources, *, citation_style: str = "inline_nu
     if listing.unreadable:
         lines.append(f"{listing.unreadable} more in scope could not be checked: they are not indexed yet.")
     confidences = listing.confidences[: len(sources)] or (0.0,)
-    reply = {
-        "answer": "\n".join(lines),
-        "citations": [
-            {"id": q.source.citation_id, "doc_id": str(q.source.document_id), "snippet": q.text}
-            for q in quotes
-        ],
-        "follow_ups": [],
-        "confidence": round(sum(confidences) / len(confidences), 4),
-        "disclaimer": DISCLAIMER,
-    }
-    return with_sources_list(reply, sources) if citation_style == "end_list" else reply
+    citations = [(q.source, q.text) for q in quotes]
+    return quoted_reply(lines, citations, sum(confidences) / len(confidences), sources, citation_style)
 
 
 def _key_terms_reply(listing: Listing, quotes: list[_Sentence], sources, citation_style: str) -> dict:
@@ -351,14 +342,23 @@ def _key_terms_reply(listing: Listing, quotes: list[_Sentence], sources, citatio
     ]
     if listing.absent:
         lines.append(f"Checked and not found: {', '.join(listing.absent)}.")
+    confidence = sum(listing.confidences) / max(len(listing.confidences), 1)
+    return quoted_reply(lines, [(q.source, q.text) for q in quotes], confidence, sources, citation_style)
+
+
+def quoted_reply(
+    lines: list[str], quotes: list[tuple[Source, str]], confidence: float, sources, citation_style: str
+) -> dict:
+    """A reply whose answer is `lines` (a list, key terms or a comparison table built from review
+    quotes), citing each (source, quoted text) of `quotes`, in the model output format."""
     reply = {
         "answer": "\n".join(lines),
         "citations": [
-            {"id": q.source.citation_id, "doc_id": str(q.source.document_id), "snippet": q.text}
-            for q in quotes
+            {"id": source.citation_id, "doc_id": str(source.document_id), "snippet": text}
+            for source, text in quotes
         ],
         "follow_ups": [],
-        "confidence": round(sum(listing.confidences) / max(len(listing.confidences), 1), 4),
+        "confidence": round(confidence, 4),
         "disclaimer": DISCLAIMER,
     }
     return with_sources_list(reply, sources) if citation_style == "end_list" else reply
