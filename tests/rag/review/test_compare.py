@@ -293,3 +293,27 @@ def test_asking_for_the_reasoning_steps_answers_the_comparison_part_by_part(tena
     assert result["provenance"]["stages"]["compare"] == {"used": False, "reason": "cot_steps_asked"}
     assert result["reasoning"]["strategy"] == "compare" and len(result["reasoning"]["steps"]) == 2
     assert "| Document |" not in (result["answer"] or "")
+
+
+@pytest.mark.django_db
+def test_another_firms_document_is_never_resolved_by_name(tenant, other_tenant):
+    # The asking firm holds only Alfa Aesar; another firm holds the Hydraspin agreement. The name
+    # is not found, exactly as when no firm has it, and nothing of the other firm is cited or counted.
+    mine = rag_services.case_create(tenant=tenant, name="Northwind supply chain")
+    ingest(tenant, mine, "Alfa Aesar Supply Agreement", CONTRACTS["Alfa Aesar Supply Agreement"])
+    theirs = rag_services.case_create(tenant=other_tenant, name="Contoso distribution")
+    ingest(
+        other_tenant,
+        theirs,
+        "Hydraspin Distribution Agreement",
+        CONTRACTS["Hydraspin Distribution Agreement"],
+    )
+    question = "Compare the termination rights in the Alfa Aesar and Hydraspin agreements"
+    result = run_query(tenant=tenant, question=question).result
+    assert "Hydraspin" not in json.dumps(result["citations"])
+    assert HYDRASPIN_TERMINATION not in (result["answer"] or "")
+    other_ids = set(Document.objects.filter(tenant=other_tenant).values_list("pk", flat=True))
+    assert not other_ids & set(result["provenance"]["documents_retrieved"])
+    Document.objects.filter(tenant=other_tenant).delete()
+    missing = run_query(tenant=tenant, question=question).result
+    assert _outcome(result) == _outcome(missing)
