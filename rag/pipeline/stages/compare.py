@@ -25,6 +25,7 @@ from rag.review.compare import compare as compare_documents
 from rag.review.compare import comparison_asked
 
 from ..context import QueryContext
+from .review import halt_unanswered
 
 
 class CompareStage:
@@ -69,9 +70,11 @@ class CompareStage:
         )
         question = asked.question
         if comparison.problem:
-            return _halted(ctx, question, "clarify", comparison.problem)
+            return halt_unanswered(ctx, question, "clarify", comparison.problem, mode="compare")
         if not comparison.found:
-            return _halted(ctx, question, "not_in_documents", comparison.nothing_found)
+            return halt_unanswered(
+                ctx, question, "not_in_documents", comparison.nothing_found, mode="compare"
+            )
         passages = [passage for side in comparison.sides for passage in side.passages]
         reranker = retrieval.get_reranker()
         ctx.retrieval = retrieval.RetrievalResult(
@@ -82,13 +85,3 @@ class CompareStage:
             reranker=reranker.name if reranker is not None and config.reranking_enabled else "none",
         )
         return ctx
-
-
-def _halted(ctx: QueryContext, question: str, reason: str, message: str) -> QueryContext:
-    ctx.retrieval = retrieval.RetrievalResult(
-        passages=[], routing=Routing("", question), mode="compare", candidates=0, reranker="none"
-    )
-    ctx.not_found_reason = reason
-    ctx.not_found_message = message
-    ctx.halt(reason)
-    return ctx

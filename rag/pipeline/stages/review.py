@@ -95,11 +95,7 @@ class MatterReviewStage:
         ctx.review = review
         present = review.present[:MAX_LISTED]
         if not present:
-            ctx.retrieval = _nothing(ctx.search_query)
-            ctx.not_found_reason = "not_in_documents"
-            ctx.not_found_message = none_holds(review)
-            ctx.halt("not_in_documents")
-            return ctx
+            return halt_unanswered(ctx, ctx.search_query, "not_in_documents", none_holds(review))
         chosen = [(Hit(v.chunk_id, v.document_id, v.probability), v.window) for v in present]
         ctx.retrieval = retrieval.chosen_passages(
             tenant=ctx.tenant,
@@ -127,15 +123,12 @@ class MatterReviewStage:
             .values_list("title", flat=True)
             .first()
         )
-        ctx.retrieval = _nothing(ctx.search_query)
-        ctx.not_found_reason = "not_in_documents"
         opening = "No: " if kind != CLAUSE else ""
-        ctx.not_found_message = (
+        message = (
             f"{opening}{title or 'the document'} does not contain {review.column.noun}. "
             "Every passage of it was checked."
         )
-        ctx.halt("not_in_documents")
-        return ctx
+        return halt_unanswered(ctx, ctx.search_query, "not_in_documents", message)
 
 
 def _answers_it(ctx: QueryContext, verdict: classify.Verdict) -> bool:
@@ -165,7 +158,15 @@ def none_holds(review: classify.Review) -> str:
     return message
 
 
-def _nothing(question: str) -> retrieval.RetrievalResult:
-    return retrieval.RetrievalResult(
-        passages=[], routing=Routing("", question or ""), mode="review", candidates=0, reranker="none"
+def halt_unanswered(
+    ctx: QueryContext, question: str, reason: str, message: str, *, mode: str = "review"
+) -> QueryContext:
+    """`ctx` ended with no passages, `reason` as its not_found_reason and `message` as what the
+    reader is told (a review's "None of …" or "No: …", a comparison's unresolved name)."""
+    ctx.retrieval = retrieval.RetrievalResult(
+        passages=[], routing=Routing("", question or ""), mode=mode, candidates=0, reranker="none"
     )
+    ctx.not_found_reason = reason
+    ctx.not_found_message = message
+    ctx.halt(reason)
+    return ctx
