@@ -55,6 +55,7 @@ import time
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from rag.answers import direct
 from rag.ingest.chunking import token_estimate
 from rag.pipeline.follow_ups import generic_follow_ups, readable_title
 from rag.pipeline.sanitize import injection_findings
@@ -251,9 +252,10 @@ def _from_sentences(question: str, sources, follow_up_count: int, *, style: Repl
         if not any(_same_place(q, sentence) for q in quotes):
             quotes.append(sentence)
     quotes.sort(key=lambda s: s.order)  # read in context order
+    first, quotes = _with_opening(question, quotes, sources)
     parts = [f'{_title(q.source)} states: "{q.text}" [{q.source.citation_id}]' for q in quotes]
     return {
-        "answer": " ".join(parts),
+        "answer": " ".join([first, *parts] if first else parts),
         "citations": [
             {"id": q.source.citation_id, "doc_id": str(q.source.document_id), "snippet": q.text}
             for q in quotes
@@ -415,8 +417,9 @@ def _from_windows(
             quotes.append(_Sentence(source, text, frozenset(), len(quotes)))
     if not quotes:
         return {"answer": I_DONT_KNOW, "citations": [], "follow_ups": [], "confidence": 0.0, "disclaimer": ""}
+    first, quotes = _with_opening(question, quotes, sources)
     return {
-        "answer": _grouped(quotes),
+        "answer": f"{first} {_grouped(quotes)}".strip(),
         "citations": [
             {"id": q.source.citation_id, "doc_id": str(q.source.document_id), "snippet": q.text}
             for q in quotes
@@ -425,6 +428,26 @@ def _from_windows(
         "confidence": window_confidence(lead, [s for s in sources if s is not lead]),
         "disclaimer": DISCLAIMER,
     }
+
+
+def _with_opening(question: str, quotes: list[_Sentence], sources) -> tuple[str, list[_Sentence]]:
+    """The answer's first sentence stating the value the question asks for (rag.answers.direct:
+    "New York law governs [1].", "31 October 2024: 5 years from the Effective Date, …"), or "",
+    and the quotes with the ones it adds (the passage that dates the agreement) in reading order.
+    Only for an answer from one document."""
+    if len({q.source.document_id for q in quotes}) != 1:
+        return "", quotes
+    found = direct.opening(question, [direct.Quote(q.source, q.text) for q in quotes], list(sources))
+    if found is None:
+        return "", quotes
+    added = []
+    for quote in found.added:
+        text = without_planted(quote.text, quote.source)
+        if text != quote.text:
+            return "", quotes  # the sentence holding the value cannot be quoted: the value is not stated
+        if not any(_overlaps(q, quote.source, text) for q in quotes):
+            added.append(_Sentence(quote.source, text, frozenset(), len(quotes) + len(added)))
+    return found.sentence, [*added, *quotes] if found.leads else [*quotes, *added]
 
 
 # Confidence = sigmoid(LEAD_WEIGHT * logit(lead) + MARGIN_WEIGHT * margin + BIAS) ** SHARPNESS: a

@@ -29,8 +29,10 @@ NOT_FOUND_MESSAGE = "Information not found in the knowledge base."
 # The stages whose time is "search" wherever it is reported (provenance `retrieval_latency_ms` and
 # `timing.search_ms`, the log line's `latency.search_ms`, `rag_search_latency_seconds`): finding the
 # passages, by a matter review or a comparison, the plain pipeline's steps or agentic mode's loop,
-# and chain of thought's searches.
-SEARCH_STAGES = ("matter_review", "compare", "retrieve", "rank", "rerank", "agent", "reasoning_search")
+# chain of thought's searches, and the passages that date the document (rag.answers).
+SEARCH_STAGES = (
+    "matter_review", "compare", "retrieve", "rank", "rerank", "agent", "reasoning_search", "document_dates",
+)  # fmt: skip
 BUILD_STAGES = ("build_context", "build_prompt")  # the log line's `build_ms`
 
 

@@ -21,6 +21,7 @@ from .stages.agent import AgentSearchStage
 from .stages.answer import PostProcessStage, VerifyStage
 from .stages.cache_lookup import CacheLookupStage
 from .stages.compare import CompareStage
+from .stages.dates import DocumentDatesStage
 from .stages.enhance import EnhanceQueryStage
 from .stages.finish import AssembleStage, CacheStoreStage, RecordStage
 from .stages.generate import GenerateStage
@@ -45,6 +46,7 @@ def default_executor(*, agentic: bool = False) -> PipelineExecutor:
             CompareStage(),
             *search,
             ReasoningSearchStage(),
+            DocumentDatesStage(),
             SelectTemplateStage(),
             BuildContextStage(),
             BuildPromptStage(),

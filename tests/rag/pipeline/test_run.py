@@ -105,6 +105,7 @@ ANSWER_STAGES = [
     "rank",
     "rerank",
     "reasoning_search",
+    "document_dates",
     "select_template",
     "build_context",
     "build_prompt",

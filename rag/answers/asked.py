@@ -1,0 +1,130 @@
+"""What a question asks for: a jurisdiction, a date, a duration, an amount, a percentage — or
+nothing typed (the answer is the clause itself).
+
+Read from the question's interrogative and the noun it asks about ("When …", "How long …", "What
+law …", "How much …", "What … date", "… notice period"), not from any one wording of a clause type:
+the kinds are what a lawyer expects stated first, whatever the clause.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+JURISDICTION = "jurisdiction"
+DATE = "date"
+DURATION = "duration"
+AMOUNT = "amount"
+PERCENT = "percent"
+
+# Which date a date question asks for.
+SIGNED = "signed"
+EFFECTIVE = "effective"
+ENDS = "ends"
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A question's typed value: `kind` (one of the constants above), for a date the event
+    (`SIGNED`, `EFFECTIVE`, `ENDS` or ""), and `cues`: the words the value should stand near in
+    the quote (the question's own content words, and the kind's), lower-case stems."""
+
+    kind: str
+    event: str = ""
+    cues: tuple[str, ...] = ()
+
+
+_LAW = re.compile(
+    r"\b(?:what|which|whose)\b[^?]*\b(?:law|laws|jurisdiction)\b|\bgoverning\s+law\b|\bgoverned\s+by\b|"
+    r"\bchoice\s+of\s+law\b|\bapplicable\s+law\b|\blaw\s+applies\b",
+    re.I,
+)
+_WHEN = re.compile(
+    r"^\s*(?:and\s+|so\s+|but\s+)?(?:when|by\s+when|until\s+when|as\s+of\s+when|since\s+when|"
+    r"(?:on|by|from|until)\s+what\s+date|what\s+date|which\s+date)\b|"
+    r"\b(?:what|which)\s+(?:is|was|are)\s+(?:the\s+|its\s+|this\s+agreement'?s\s+)?(?:\w+\s+){0,2}dates?\b|"
+    r"\b(?:effective|expiration|expiry|termination|end|start|commencement|signing|execution|agreement)\s+date\b",
+    re.I,
+)
+_HOW_LONG = re.compile(
+    r"\bhow\s+long\b|\bhow\s+many\s+(?:days|weeks|months|years)\b|\bhow\s+much\s+(?:prior\s+)?notice\b|"
+    r"\bfor\s+how\s+long\b|\bnotice\s+period\b|\bperiod\s+of\s+notice\b|\b(?:length|duration)\s+of\b|"
+    r"\b(?:what|which)\s+(?:is|are)\s+the\s+(?:initial\s+|renewal\s+|warranty\s+)?(?:term|period)s?\b|"
+    r"\brenewal\s+(?:term|period)s?\b|\bhow\s+much\s+time\b",
+    re.I,
+)
+_HOW_MUCH = re.compile(
+    r"\bhow\s+much\b(?!\s+(?:prior\s+)?(?:notice|time))|\bhow\s+many\s+(?:dollars|euros|pounds)\b|"
+    r"\b(?:what|which)\s+(?:is|are|was)\s+the\s+(?:\w+\s+){0,3}"
+    r"(?:fee|fees|price|cost|costs|amount|payment|compensation|salary|cap|consideration|deposit|penalty)\b|"
+    r"\bdollar\s+amount\b",
+    re.I,
+)
+_PERCENT = re.compile(r"\bpercent(?:age)?\b|\b(?:what|which)\s+(?:\w+\s+){0,2}rates?\b", re.I)
+
+_SIGNED = re.compile(r"\bsign|\bexecut|\bdated\b|\bentered\s+into\b|\bmade\b|\bagreement\s+date\b", re.I)
+_EFFECTIVE = re.compile(
+    r"\beffective\b|\btake\s+effect\b|\bcommenc|\bstart|\bbegin|\bbecome\s+binding\b", re.I
+)
+_ENDS = re.compile(
+    r"\bexpir|\bend\b|\bends\b|\bterminat|\blast\b|\brun\s+(?:out|until)\b|\bfinish|\bover\b", re.I
+)
+
+KIND_CUES = {
+    JURISDICTION: ("law", "govern"),
+    DATE: ("date", "dated", "as of", "effective"),
+    DURATION: ("term", "period", "notice", "renew"),
+    AMOUNT: ("pay", "fee", "price", "amount", "sum"),
+    PERCENT: ("percent", "rate", "royalt"),
+}
+EVENT_CUES = {
+    SIGNED: ("dated", "as of", "made", "entered", "executed", "signed"),
+    EFFECTIVE: ("effective", "commence", "as of"),
+    ENDS: ("expire", "terminat", "until", "through", "end", "term"),
+}
+_STOP_WORDS = [
+    "a", "an", "and", "any", "are", "as", "at", "be", "by", "can", "could", "do", "does", "for", "from",
+    "has", "have", "how", "i", "in", "is", "it", "its", "long", "many", "much", "of", "on", "or", "our",
+    "shall", "should", "that", "the", "their", "them", "there", "this", "to", "under", "until", "was",
+    "we", "what", "when", "where", "which", "who", "whom", "will", "with", "would", "you", "your",
+    "agreement", "contract",
+]  # fmt: skip
+_STOP = frozenset(_STOP_WORDS)
+
+
+def asked_value(question: str) -> Asked | None:
+    """The typed value `question` asks for, or None (a yes/no question, a question about a clause)."""
+    text = question.strip()
+    if not text:
+        return None
+    cues = _content_stems(text)
+    if _LAW.search(text):
+        return Asked(JURISDICTION, cues=cues + KIND_CUES[JURISDICTION])
+    if _HOW_LONG.search(text):
+        return Asked(DURATION, cues=cues + KIND_CUES[DURATION])
+    if _WHEN.search(text):
+        event = _date_event(text)
+        return Asked(DATE, event=event, cues=cues + EVENT_CUES.get(event, KIND_CUES[DATE]))
+    if _PERCENT.search(text):
+        return Asked(PERCENT, cues=cues + KIND_CUES[PERCENT])
+    if _HOW_MUCH.search(text):
+        return Asked(AMOUNT, cues=cues + KIND_CUES[AMOUNT])
+    return None
+
+
+def _date_event(question: str) -> str:
+    """Which date: the end of the term, the start, or the signing (in that order of precedence:
+    "When does the agreement signed in 2019 expire?" asks for the end)."""
+    if _ENDS.search(question):
+        return ENDS
+    if _EFFECTIVE.search(question):
+        return EFFECTIVE
+    if _SIGNED.search(question):
+        return SIGNED
+    return ""
+
+
+def _content_stems(question: str) -> tuple[str, ...]:
+    """The question's content words, cut to a 5-letter stem ("renewal" → "renew", "notice")."""
+    words = re.findall(r"[a-z]+", question.lower())
+    return tuple(dict.fromkeys(w[:5] for w in words if w not in _STOP and len(w) > 2))

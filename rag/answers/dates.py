@@ -1,0 +1,206 @@
+"""A contract's own dates, and the dates a lawyer computes from them.
+
+- `anchors`: the dates a document defines: the date it is made ("dated as of June 24, 2020",
+  "made and entered into this 24th day of June, 2020": `AGREEMENT`), and its "Effective Date" or
+  "Commencement Date" where the text defines one (`EFFECTIVE`; a definition by reference, "the
+  date first written above", is the agreement date).
+- `term_end`: where a clause gives a length from a start ("five (5) years from the Effective
+  Date", "until the third anniversary of the Commencement Date", "for a period of two years
+  commencing on January 1, 2005") and the start is a date the text or the anchors give, the end
+  date, with what it was computed from. Never a start the document does not give.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+
+from dateutil.relativedelta import relativedelta
+
+from .values import DURATION, dates_in, number_of
+
+AGREEMENT = "agreement"
+EFFECTIVE = "effective"
+
+_QUOTE = "[\"'\u201c\u201d\u2018\u2019]"
+# "(the "Effective Date")", "(hereinafter the “Commencement Date”)"
+_DEFINED_AFTER = re.compile(
+    rf"\(\s*(?:hereinafter\s+)?(?:referred\s+to\s+as\s+)?(?:the\s+|this\s+)?{_QUOTE}?\s*"
+    rf"(?P<term>Effective\s+Date|Commencement\s+Date|Start\s+Date|Execution\s+Date)\s*{_QUOTE}?",
+    re.I,
+)
+# '"Effective Date" means/shall mean …'
+_DEFINED_BEFORE = re.compile(
+    rf"{_QUOTE}\s*(?P<term>Effective\s+Date|Commencement\s+Date)\s*{_QUOTE}\s*(?:shall\s+)?(?:mean|means|is|shall\s+be)\b",
+    re.I,
+)
+_FIRST_WRITTEN = re.compile(
+    r"date\s+(?:first\s+)?(?:written|set\s+forth|stated|shown)\s+above|date\s+hereof|date\s+of\s+this\s+agreement",
+    re.I,
+)
+# How a preamble dates the agreement: "dated (as of)", "made (and entered into) (as of|on|this)",
+# "entered into (as of|on)", "is effective as of", "as of" near the start of the text.
+_DATED = re.compile(
+    r"\b(?:dated|made|entered\s+into|executed|signed|effective|as\s+of|this|on)\b[^.;]{0,60}$", re.I
+)
+PREAMBLE_CHARS = 2500
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """A date the document defines: which (`AGREEMENT`/`EFFECTIVE`), the date, and where its words
+    stand in the text read (`start`, `end`)."""
+
+    name: str
+    value: date
+    start: int
+    end: int
+
+
+def anchors(text: str) -> dict[str, Anchor]:
+    """The agreement date and the Effective Date `text` (a document's text, or a passage of it that
+    holds its preamble or definitions) gives, by name."""
+    found: dict[str, Anchor] = {}
+    agreement = _agreement_date(text)
+    if agreement is not None:
+        found[AGREEMENT] = agreement
+    effective = _defined_date(text, agreement)
+    if effective is not None:
+        found[EFFECTIVE] = effective
+    return found
+
+
+def _agreement_date(text: str) -> Anchor | None:
+    """The first date in the text's opening that the words before it say the agreement is dated or
+    made on."""
+    for found in dates_in(text[:PREAMBLE_CHARS]):
+        if _DATED.search(text[max(0, found.start - 80) : found.start]):
+            return Anchor(AGREEMENT, found.value, found.start, found.end)
+    return None
+
+
+def _defined_date(text: str, agreement: Anchor | None) -> Anchor | None:
+    """The date defined as the "Effective Date" (or "Commencement Date"): the date just before
+    "(the "Effective Date")", or the one after '"Effective Date" means'; a definition by reference
+    to the date above is the agreement date."""
+    for m in _DEFINED_AFTER.finditer(text):
+        before = text[max(0, m.start() - 120) : m.start()]
+        dates = dates_in(before)
+        if dates and before[dates[-1].end :].strip(" ,") == "":
+            offset = m.start() - len(before)
+            return Anchor(EFFECTIVE, dates[-1].value, offset + dates[-1].start, offset + dates[-1].end)
+        if agreement is not None and _FIRST_WRITTEN.search(before[-60:]):
+            return Anchor(EFFECTIVE, agreement.value, agreement.start, agreement.end)
+    for m in _DEFINED_BEFORE.finditer(text):
+        after = text[m.end() : m.end() + 160]
+        sentence = after.split(".")[0] if not dates_in(after[:40]) else after
+        dates = dates_in(sentence)
+        if dates:
+            return Anchor(EFFECTIVE, dates[0].value, m.end() + dates[0].start, m.end() + dates[0].end)
+        if agreement is not None and _FIRST_WRITTEN.search(sentence):
+            return Anchor(EFFECTIVE, agreement.value, agreement.start, agreement.end)
+    return None
+
+
+# --- the end of a term ---------------------------------------------------------------------------
+
+_ORDINALS = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+    "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "fifteenth": 15, "twentieth": 20,
+}  # fmt: skip
+_START = (
+    r"(?:the\s+)?(?P<start>Effective\s+Date|Commencement\s+Date|Start\s+Date|Execution\s+Date|"
+    r"date\s+(?:first\s+)?(?:written|set\s+forth)\s+above|date\s+hereof|"
+    r"date\s+of\s+(?:this\s+)?(?:agreement|execution)|"
+    r"execution\s+(?:of\s+this\s+agreement|hereof))"
+)
+_FROM = (
+    r"\s*(?:\(\s*\d+\s*\)\s*)?(?:calendar\s+)?"
+    r"(?:from|after|following|of|commencing\s+(?:on|with)|beginning\s+(?:on|with)|starting\s+(?:on|with))\s+"
+)
+_ANNIVERSARY = re.compile(rf"(?P<ord>\d{{1,2}})(?:st|nd|rd|th)|(?P<word>{'|'.join(_ORDINALS)})", re.I)
+
+
+@dataclass(frozen=True)
+class TermEnd:
+    """A computed end date: `value`, from the `start` date named `start_name` ("the Effective
+    Date", or the date itself) plus `length` (the words as written), found at `start`..`end` of the
+    clause read."""
+
+    value: date
+    start_date: date
+    start_name: str
+    length: str
+    span: tuple[int, int]
+
+
+def term_end(clause: str, known: dict[str, Anchor]) -> TermEnd | None:
+    """The date the term `clause` describes ends, when it gives a length from a start the clause or
+    `known` (the document's anchors) dates; None otherwise."""
+    for m in DURATION.finditer(clause):
+        tail = clause[m.end() : m.end() + 120]
+        linked = re.match(_FROM + _START, tail, re.I)
+        if linked:
+            start = _named_start(linked["start"], known)
+            if start is not None:
+                return _ended(m, start, linked["start"], (m.start(), m.end() + linked.end()))
+            continue
+        literal = re.match(_FROM + r"(?P<rest>.{0,40})", tail, re.I)
+        if literal:
+            dates = dates_in(literal["rest"])
+            if dates and literal["rest"][: dates[0].start].strip(" ,the") == "":
+                span = (m.start(), m.end() + literal.start("rest") + dates[0].end)
+                return _ended(m, dates[0].value, dates[0].text, span)
+    for m in re.finditer(r"anniversary\s+of\s+" + _START, clause, re.I):
+        before = clause[max(0, m.start() - 30) : m.start()]
+        ordinal = list(_ANNIVERSARY.finditer(before))
+        start = _named_start(m["start"], known)
+        if not ordinal or start is None:
+            continue
+        last = ordinal[-1]
+        years = int(last[1]) if last[1] else _ORDINALS[last[2].lower()]
+        value = start + relativedelta(years=years)
+        span = (m.start() - len(before) + last.start(), m.end())
+        return TermEnd(value, start, _start_name(m["start"]), f"the {last.group(0)} anniversary", span)
+    return None
+
+
+def _named_start(name: str, known: dict[str, Anchor]) -> date | None:
+    name = " ".join(name.lower().split())
+    if name in ("effective date", "commencement date", "start date"):
+        anchor = known.get(EFFECTIVE)
+        return anchor.value if anchor is not None else None
+    anchor = known.get(AGREEMENT)  # the date hereof / first written above / of this agreement
+    return anchor.value if anchor is not None else None
+
+
+def _start_name(name: str) -> str:
+    name = " ".join(name.split())
+    return name if name[:1].isupper() else name.lower()
+
+
+def _ended(m: re.Match, start: date, start_name: str, span: tuple[int, int]) -> TermEnd | None:
+    unit = m["unit"].lower()
+    if m["paren"]:
+        n = int(m["paren"])
+    elif m["num"]:
+        n = int(float(m["num"]))
+    else:
+        n = number_of(m["word"]) or 0
+    if not n:
+        return None
+    step = {
+        "day": relativedelta(days=n),
+        "week": relativedelta(weeks=n),
+        "month": relativedelta(months=n),
+        "quarter": relativedelta(months=3 * n),
+        "year": relativedelta(years=n),
+    }[unit]
+    length = f"{n} {unit}{'' if n == 1 else 's'}"
+    return TermEnd(start + step, start, _start_name(start_name), length, span)
+
+
+def readable(value: date) -> str:
+    """A date as a lawyer reads it: "24 June 2020"."""
+    return f"{value.day} {value.strftime('%B')} {value.year}"

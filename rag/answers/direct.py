@@ -1,0 +1,251 @@
+"""The answer's first sentence: the value the question asks for, stated, with its citation.
+
+`opening(question, quotes, sources)` reads the quotes an answer is about to give (and the other
+passages of the same document, for the dates it defines) and returns the sentence a lawyer reads
+first — "New York law governs [1].", "90 days [1].", "31 October 2024: 5 years from the Effective
+Date, 31 October 2019 [1][2].", "The amount is redacted in this copy ([***]) [1]." — and any
+passage it had to quote as well (the preamble that dates the agreement). It states only what a
+quoted text says or what follows from it by the arithmetic it shows; otherwise it returns None and
+the answer stays the quotes alone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Protocol
+
+from rag.retrieval import snippets
+
+from . import asked as kinds
+from .dates import AGREEMENT, EFFECTIVE, Anchor, TermEnd, anchors, readable, term_end
+from .values import (
+    Found,
+    amounts_in,
+    blank_dates_in,
+    blanks_in,
+    dates_in,
+    durations_in,
+    governing_jurisdiction,
+    percents_in,
+    redactions_in,
+)
+
+MAX_VALUE_QUOTE = 600  # characters of an added quote (the sentence holding the value)
+PERPETUAL = re.compile(
+    r"\bperpetu\w*|\bindefinite(?:ly)?\b|\buntil\s+terminated\b|\bunless\s+(?:and\s+until\s+)?terminated\b",
+    re.I,
+)
+
+
+class Passage(Protocol):
+    """What a quote or a source offers: its citation token, document and text."""
+
+    citation_id: str
+    document_id: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Quote:
+    """A quote the answer gives: the passage it is from and the quoted words."""
+
+    source: Passage
+    text: str
+
+
+@dataclass(frozen=True)
+class Opening:
+    """The answer's first sentence, and the quotes it adds (the sentence that holds a value found
+    outside the answer's quotes), each to cite after it; `leads`: the added quote answers the
+    question itself (the agreement's date), so it goes first."""
+
+    sentence: str
+    added: tuple[Quote, ...] = ()
+    leads: bool = False
+
+
+def opening(question: str, quotes: list[Quote], sources: list[Passage]) -> Opening | None:
+    """The first sentence for `question`, from `quotes` (one document's, in answer order) and the
+    other `sources` of that document; None when the question asks for no typed value or none is
+    stated."""
+    asked = kinds.asked_value(question)
+    if asked is None or not quotes:
+        return None
+    document = quotes[0].source.document_id
+    same = [s for s in sources if s.document_id == document]
+    if asked.kind == kinds.JURISDICTION:
+        return _jurisdiction(quotes)
+    if asked.kind == kinds.DATE:
+        return _date(asked, quotes, same)
+    finder = {kinds.DURATION: durations_in, kinds.AMOUNT: amounts_in, kinds.PERCENT: percents_in}[asked.kind]
+    found = _nearest(asked, quotes, finder)
+    if found is not None:
+        quote, value = found
+        return Opening(f"{_spoken(asked.kind, value)} [{quote.source.citation_id}].")
+    if asked.kind == kinds.DURATION and PERPETUAL.search(quotes[0].text):
+        return Opening(f"No fixed end: it runs until terminated [{quotes[0].source.citation_id}].")
+    return _withheld(asked, quotes)
+
+
+def _spoken(kind: str, value: Found) -> str:
+    if kind == kinds.DURATION:
+        return value.text[:1].upper() + value.text[1:]
+    return value.text
+
+
+def _jurisdiction(quotes: list[Quote]) -> Opening | None:
+    for quote in quotes:
+        found = governing_jurisdiction(quote.text)
+        if found is not None:
+            return Opening(f"{found.value} law governs [{quote.source.citation_id}].")
+    return _withheld(kinds.Asked(kinds.JURISDICTION), quotes)
+
+
+def _date(asked: kinds.Asked, quotes: list[Quote], same: list[Passage]) -> Opening | None:
+    located = _anchors(same)
+    known = {name: anchor for name, (anchor, _) in located.items()}
+    if asked.event == kinds.ENDS:
+        for quote in quotes:
+            end = term_end(quote.text, known)
+            if end is not None:
+                return _computed(end, quote, located)
+    found = _nearest(asked, quotes, dates_in)
+    if found is not None:
+        quote, value = found
+        return Opening(f"{readable(value.value)} [{quote.source.citation_id}].")  # type: ignore[arg-type]
+    if asked.event != kinds.ENDS:
+        wanted = EFFECTIVE if asked.event == kinds.EFFECTIVE else AGREEMENT
+        name = wanted if wanted in located else AGREEMENT
+        if name in located:
+            anchor, source = located[name]
+            added = Quote(source, _sentence_holding(source.text, anchor))
+            note = " (the date the agreement is made)" if name != wanted else ""
+            return Opening(f"{readable(anchor.value)}{note} [{source.citation_id}].", (added,), leads=True)
+    return _withheld(asked, quotes)
+
+
+def _computed(end: TermEnd, quote: Quote, located: dict[str, tuple[Anchor, Passage]]) -> Opening:
+    """ "31 October 2024: 5 years from the Effective Date, 31 October 2019 [1][2]." citing the
+    clause and, when the start is dated in another passage, that passage (quoted too)."""
+    cited = [quote.source.citation_id]
+    added: tuple[Quote, ...] = ()
+    named = end.start_name[:1].isupper() or end.start_name.startswith("date")
+    if named:
+        for anchor, source in located.values():
+            if anchor.value == end.start_date and source.citation_id != quote.source.citation_id:
+                cited.append(source.citation_id)
+                added = (Quote(source, _sentence_holding(source.text, anchor)),)
+                break
+    start = f"the {end.start_name}, {readable(end.start_date)}" if named else readable(end.start_date)
+    markers = "".join(f"[{c}]" for c in cited)
+    return Opening(f"{readable(end.value)}: {end.length} from {start} {markers}.", added)
+
+
+def _anchors(same: list[Passage]) -> dict[str, tuple[Anchor, Passage]]:
+    """The dates the document's passages define, each with the passage it was read in (an
+    agreement date only from the passage that opens the document, where it is known)."""
+    found: dict[str, tuple[Anchor, Passage]] = {}
+    for source in same:
+        for name, anchor in anchors(source.text).items():
+            if name == AGREEMENT and getattr(source, "chunk_number", None) not in (1, None):
+                continue
+            found.setdefault(name, (anchor, source))
+    return found
+
+
+def _sentence_holding(text: str, anchor: Anchor) -> str:
+    """The sentence of `text` that holds the anchor's date, whitespace collapsed, cut after the
+    date when long (never before it)."""
+    for start, end in snippets.sentence_spans(text):
+        if start <= anchor.start < end:
+            sentence = text[start:end]
+            words = " ".join(sentence.split())
+            if len(words) <= MAX_VALUE_QUOTE:
+                return words
+            head = " ".join(text[start : anchor.end].split())
+            rest = " ".join(text[anchor.end : end].split())
+            room = max(0, MAX_VALUE_QUOTE - len(head))
+            return head + (" " + rest[:room].rsplit(" ", 1)[0] if room and rest else "") + " …"
+    return " ".join(text[anchor.start : anchor.end].split())
+
+
+# A term clause gives several periods (the term, its renewals, the notice to stop them): which one
+# a duration question asks for is read from the question, and a period is taken for it when the
+# words around it say that role.
+ROLES = {
+    "notice": re.compile(r"notic|prior|advance|in\s+writing", re.I),
+    "renewal": re.compile(r"renew|success|additional|extend|extens", re.I),
+    "term": re.compile(r"\bterm\b|initial|commenc|continue|period\s+of|expire|effective\s+date", re.I),
+}
+NEAR = 60  # characters either side of a value that say what it is
+BESIDE = 25  # a period this close to another role's words is that role's
+
+
+def _nearest(asked: kinds.Asked, quotes: list[Quote], finder) -> tuple[Quote, Found] | None:
+    """The value `finder` reads in the first quote that has any, best placed for the question: a
+    duration by the role the question asks for (`ROLES`), any other value nearest the question's
+    own words."""
+    role = _role(asked) if asked.kind == kinds.DURATION else ""
+    for quote in quotes:
+        values = finder(quote.text)
+        if not values:
+            continue
+        if role:
+            return quote, max(values, key=lambda v: _role_score(quote.text, v, role))
+        lowered = quote.text.lower()
+        cue_at = [m.start() for cue in asked.cues for m in re.finditer(re.escape(cue), lowered)]
+        if not cue_at:
+            return quote, values[0]
+        return quote, min(values, key=lambda v: min(_distance(v, at) for at in cue_at))
+    return None
+
+
+def _role(asked: kinds.Asked) -> str:
+    cues = " ".join(asked.cues[: -len(kinds.KIND_CUES[kinds.DURATION])])
+    for role in ("notice", "renewal"):
+        if ROLES[role].search(cues):
+            return role
+    return "term"
+
+
+def _role_score(text: str, value: Found, role: str) -> tuple[int, int]:
+    """How surely `value` is the `role` period: its role's words near it, less other roles' words
+    beside it; then nearness."""
+    around = text[max(0, value.start - NEAR) : value.end + NEAR]
+    beside = text[max(0, value.start - BESIDE) : value.end + BESIDE]
+    score = len(ROLES[role].findall(around))
+    score -= sum(2 for other, pattern in ROLES.items() if other != role and pattern.search(beside))
+    nearest = min((abs(m.start() - value.start) for m in ROLES[role].finditer(text)), default=len(text))
+    return score, -nearest
+
+
+def _distance(value: Found, at: int) -> int:
+    if value.start <= at < value.end:
+        return 0
+    return value.start - at if at < value.start else at - value.end + 1
+
+
+def _withheld(asked: kinds.Asked, quotes: list[Quote]) -> Opening | None:
+    """ "The date is redacted in this copy ([***]) [1]." when the first quote redacts or leaves
+    blank where the value would be (near the question's cues); None otherwise."""
+    quote = quotes[0]
+    marks = redactions_in(quote.text) + blanks_in(quote.text)
+    if asked.kind == kinds.DATE:
+        marks += blank_dates_in(quote.text)
+    if not marks:
+        return None
+    lowered = quote.text.lower()
+    cue_at = [m.start() for cue in asked.cues for m in re.finditer(re.escape(cue), lowered)]
+    mark = min(marks, key=lambda v: min((_distance(v, at) for at in cue_at), default=0))
+    if cue_at and min(_distance(mark, at) for at in cue_at) > 150:
+        return None
+    how = "redacted" if mark.value == "redacted" or redactions_in(mark.text) else "left blank"
+    noun = {
+        kinds.JURISDICTION: "The governing law",
+        kinds.DATE: "The date",
+        kinds.DURATION: "The period",
+        kinds.AMOUNT: "The amount",
+        kinds.PERCENT: "The rate",
+    }[asked.kind]
+    return Opening(f"{noun} is {how} in this copy ({mark.text.strip()}) [{quote.source.citation_id}].")

@@ -1,0 +1,84 @@
+"""Stage 6b: a question asking for a date gets the passages that date the document.
+
+"When was this agreement signed?", "When does it take effect?", "When does the term end?": the
+answer is the date the preamble gives ("made as of June 24, 2020"), the date defined as the
+Effective Date, or one computed from them ("five years from the Effective Date"). Search finds the
+clause the question is about, not always the passage that dates the agreement; this stage adds
+that passage (and the Effective Date's definition) of the answering document to the context, each
+cut around its date, so the model — the offline one or a remote one — can state the date and cite
+where it comes from (rag.answers). An added passage is never a search hit: it carries no answer
+score of its own and is only quoted where the answer states its date.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from rag.answers.asked import DATE, asked_value
+from rag.answers.dates import anchors
+from rag.models import Chunk, Document
+from rag.retrieval import service as retrieval
+from rag.retrieval.hits import Hit
+from rag.retrieval.rerank import WindowScore
+from tenants.selectors import owned_list
+
+from ..context import QueryContext
+
+CONTEXT_CHARS = 300  # of an added passage, around its date
+ADDED_SCORE = 0.0  # never a lead window, never quoted for its relevance
+
+
+class DocumentDatesStage:
+    name = "document_dates"
+    searches = True  # skipped after a matter review (rag.review)
+    critical = False  # without it the answer quotes what search found
+    runs_after_halt = False
+
+    def run(self, ctx: QueryContext) -> QueryContext:
+        asked = asked_value(ctx.search_query or ctx.question)
+        if asked is None or asked.kind != DATE or ctx.review is not None:
+            return ctx
+        if ctx.retrieval is None:  # the plain pipeline's passages (agentic mode has set its own)
+            if ctx.ranked is None:
+                return ctx
+            ctx.retrieval = retrieval.passages(ctx.ranked, reader=ctx.reader)
+        passages = ctx.retrieval.passages
+        if not passages:
+            return ctx
+        document = passages[0].document_id
+        added = _dating_passages(ctx, document, have={p.chunk_id for p in passages})
+        ctx.note(self.name, added=len(added))
+        if added:
+            ctx.retrieval = dataclasses.replace(ctx.retrieval, passages=[*passages, *added])
+        return ctx
+
+
+def _dating_passages(ctx: QueryContext, document: int, *, have: set[int]) -> list:
+    """The passages of `document` that hold its agreement date and Effective Date, not in `have`."""
+    text = owned_list(Document, tenant=ctx.tenant).filter(pk=document).values_list("text", flat=True).first()
+    if not text:
+        return []
+    chosen, seen = [], set(have)
+    for anchor in anchors(text).values():
+        chunk = (
+            owned_list(Chunk, tenant=ctx.tenant)
+            .filter(document_id=document, char_start__lte=anchor.start, char_end__gte=anchor.end)
+            .order_by("index")
+            .only("pk", "char_start")
+            .first()
+        )
+        if chunk is None or chunk.pk in seen:
+            continue
+        seen.add(chunk.pk)
+        window = WindowScore(ADDED_SCORE, anchor.start - chunk.char_start, anchor.end - chunk.char_start)
+        chosen.append((Hit(chunk.pk, document, ADDED_SCORE), window))
+    if not chosen:
+        return []
+    found = retrieval.chosen_passages(
+        tenant=ctx.tenant,
+        question=ctx.search_query or ctx.question,
+        chosen=chosen,
+        reader=ctx.reader,
+        context_chars=CONTEXT_CHARS,
+    )
+    return found.passages

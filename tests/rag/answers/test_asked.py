@@ -1,0 +1,50 @@
+"""What a question asks for, read from its interrogative and the noun it asks about."""
+
+import pytest
+
+from rag.answers.asked import (
+    AMOUNT,
+    DATE,
+    DURATION,
+    EFFECTIVE,
+    ENDS,
+    JURISDICTION,
+    PERCENT,
+    SIGNED,
+    asked_value,
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "kind", "event"),
+    [
+        ("What law governs this agreement?", JURISDICTION, ""),
+        ("Which state's law applies to this contract?", JURISDICTION, ""),
+        ("When was this agreement signed?", DATE, SIGNED),
+        ("When does this agreement take effect?", DATE, EFFECTIVE),
+        ("When does the term end?", DATE, ENDS),
+        ("What is the expiration date of the lease?", DATE, ENDS),
+        ("How much notice is needed to prevent renewal?", DURATION, ""),
+        ("What's the notice period for non-renewal?", DURATION, ""),
+        ("How long is the initial term?", DURATION, ""),
+        ("How much is Freecook paying for the license?", AMOUNT, ""),
+        ("What is the monthly fee?", AMOUNT, ""),
+        ("What royalty rate does ArTara pay?", PERCENT, ""),
+    ],
+)
+def test_the_typed_value_a_question_asks_for(question, kind, event):
+    asked = asked_value(question)
+    assert (asked.kind, asked.event) == (kind, event)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Does this agreement contain a non-compete?",
+        "Can Detto assign the reseller agreement without PivX's consent?",
+        "Summarize the distributor's obligations.",
+        "",
+    ],
+)
+def test_a_question_without_a_typed_value(question):
+    assert asked_value(question) is None

@@ -1,0 +1,93 @@
+"""The answer's first sentence states the value, cites where it comes from, shows any arithmetic,
+and says nothing a quoted text does not give."""
+
+from datetime import date
+
+from rag.answers.dates import AGREEMENT, EFFECTIVE, anchors, term_end
+from rag.answers.direct import Quote, opening
+from rag.llm.base import Source
+
+PREAMBLE = (
+    'THIS SERVICES AGREEMENT is made as of the 31st day of October, 2019 (the "Effective Date"), by and '
+    "between Alfa Corp. and Aesar LLC."
+)
+TERM = (
+    "This Agreement shall commence on the Effective Date and continue for a period of five (5) years from "
+    "the Effective Date, and shall automatically renew for successive two (2) year periods unless either "
+    "party gives ninety (90) days prior written notice of non-renewal."
+)
+LAW = (
+    "This Agreement shall be governed by the laws of the Commonwealth of Massachusetts, and the courts "
+    "of New York shall have jurisdiction."
+)
+FEES = "Licensee shall pay a royalty of [***] percent of Net Sales and a fee of $5,000 per month."
+
+
+def source(citation_id, text, chunk_number):
+    return Source(
+        citation_id=citation_id, document_id=1, title="Alfa", page=1, text=text, chunk_number=chunk_number
+    )
+
+
+PASSAGES = [source("1", TERM, 5), source("2", PREAMBLE, 1), source("3", LAW, 9), source("4", FEES, 7)]
+
+
+def first(question, *quoted):
+    return opening(question, [Quote(s, s.text) for s in quoted], PASSAGES)
+
+
+def test_the_end_of_a_term_is_computed_from_the_start_the_document_gives():
+    found = first("When does the initial term expire?", PASSAGES[0])
+    assert found.sentence == "31 October 2024: 5 years from the Effective Date, 31 October 2019 [1][2]."
+    assert [q.source.citation_id for q in found.added] == ["2"]  # the passage that dates it is quoted
+    assert "31st day of October, 2019" in found.added[0].text
+
+
+def test_no_end_date_without_a_start_the_document_gives():
+    undated = [s for s in PASSAGES if s.citation_id != "2"]
+    assert opening("When does the term end?", [Quote(PASSAGES[0], TERM)], undated) is None
+
+
+def test_the_agreement_date_comes_from_the_preamble_and_leads():
+    found = first("When was this agreement signed?", PASSAGES[2])
+    assert found.sentence == "31 October 2019 [2]."
+    assert found.leads and found.added[0].source.citation_id == "2"
+
+
+def test_the_period_asked_for_among_a_term_clauses_periods():
+    assert first("What's the notice period for non-renewal?", PASSAGES[0]).sentence == "90 days [1]."
+    assert first("How long is each renewal term?", PASSAGES[0]).sentence == "2 years [1]."
+    assert first("How long is the initial term?", PASSAGES[0]).sentence == "5 years [1]."
+
+
+def test_the_governing_law_not_the_courts_seat():
+    assert first("What law governs this agreement?", PASSAGES[2]).sentence == "Massachusetts law governs [3]."
+
+
+def test_amounts_and_redacted_values():
+    assert first("What is the monthly fee?", PASSAGES[3]).sentence == "$5,000 [4]."
+    assert first("What royalty rate does the licensee pay?", PASSAGES[3]).sentence == (
+        "The rate is redacted in this copy ([***]) [4]."
+    )
+
+
+def test_nothing_is_stated_that_the_quotes_do_not_give():
+    assert first("What is the monthly fee?", PASSAGES[2]) is None
+    assert first("Does this agreement contain a non-compete?", PASSAGES[0]) is None
+
+
+def test_anchors_and_a_start_given_as_a_date():
+    known = anchors(PREAMBLE)
+    assert known[AGREEMENT].value == known[EFFECTIVE].value == date(2019, 10, 31)
+    end = term_end("for a period of two (2) years commencing on January 1, 2005", {})
+    assert end.value == date(2007, 1, 1) and end.start_date == date(2005, 1, 1)
+    third = term_end("until the third anniversary of the Effective Date", known)
+    assert third.value == date(2022, 10, 31)
+
+
+def test_an_effective_date_defined_by_reference_to_the_date_above():
+    text = (
+        'This Agreement is entered into on March 3, 2015. 1.4 "Effective Date" means the date first '
+        "written above."
+    )
+    assert anchors(text)[EFFECTIVE].value == date(2015, 3, 3)

@@ -1,0 +1,71 @@
+"""Dates a lawyer asks for, end to end (real database, search, cross-encoder and the extractive
+provider): the agreement date comes from the preamble even when search found another clause, and a
+term's end is computed from the Effective Date the preamble defines, citing both passages; a
+document that never dates its start gets no computed date."""
+
+import pytest
+
+from rag.models import Document
+from rag.pipeline.run import run_query
+
+PREAMBLE = (
+    'This Supply Agreement is made as of the 31st day of October, 2019 (the "Effective Date") by and '
+    'between Alfa Aesar Corp., a Massachusetts corporation ("Alfa"), and Hydraspin LLC ("Hydraspin").'
+)
+TERM = (
+    "This Agreement shall continue for a period of five (5) years from the Effective Date and shall "
+    "renew automatically for successive two (2) year periods unless either party gives ninety (90) days "
+    "written notice of non-renewal."
+)
+FILLER = "".join(
+    f"{n}. Supply obligation {n}. Hydraspin shall deliver the Products in the quantities Alfa orders under "
+    f"each purchase order {n}, packed and labelled as the specifications of Schedule {n} require.\n\n"
+    for n in range(1, 9)
+)
+CONTRACT = f"SUPPLY AGREEMENT\n\n{PREAMBLE}\n\n{FILLER}9. Term. {TERM}\n\n10. Notices. Notices go by mail.\n"
+UNDATED = CONTRACT.replace("made as of the 31st day of October, 2019", "made by and between the parties")
+
+
+def ask(tenant, document: Document, question: str, **options):
+    return run_query(
+        tenant=tenant, question=question, filters={"document_ids": [document.pk]}, use_cache=False, **options
+    )
+
+
+def cited_text(document: Document, citation: dict) -> str:
+    return document.text[citation["char_start"] : citation["char_end"]]
+
+
+@pytest.mark.django_db
+def test_the_end_of_the_term_is_computed_and_both_passages_are_cited(tenant, case, ingest_text):
+    document = ingest_text(
+        case, CONTRACT, filename="alfa-hydraspin-supply.txt", title="Alfa Hydraspin Supply"
+    )
+    # One passage retrieved (the term clause): the preamble is added by the document_dates stage.
+    ctx = ask(tenant, document, "When does the initial term of the supply agreement end?", top_k=1)
+    answer = ctx.result["answer"]
+    assert answer.startswith("31 October 2024: 5 years from the Effective Date, 31 October 2019 [1][2].")
+    cited = [cited_text(document, c) for c in ctx.result["citations"]]
+    assert "five (5) years from the Effective Date" in cited[0]
+    assert any("31st day of October, 2019" in text for text in cited[1:])
+    assert ctx.stage_metadata["document_dates"]["added"] == 1
+    assert not ctx.result["flags"]["hallucination_detected"]
+
+
+@pytest.mark.django_db
+def test_the_agreement_date_is_the_preambles_and_its_citation_leads(tenant, case, ingest_text):
+    document = ingest_text(
+        case, CONTRACT, filename="alfa-hydraspin-supply.txt", title="Alfa Hydraspin Supply"
+    )
+    ctx = ask(tenant, document, "When was the supply agreement signed?")
+    assert ctx.result["answer"].startswith("31 October 2019 [")
+    assert "31st day of October, 2019" in cited_text(document, ctx.result["citations"][0])
+
+
+@pytest.mark.django_db
+def test_no_date_is_computed_from_a_start_the_document_does_not_give(tenant, case, ingest_text):
+    document = ingest_text(case, UNDATED, filename="undated-supply.txt", title="Undated Supply")
+    # One passage retrieved (the term clause): the preamble is added by the document_dates stage.
+    ctx = ask(tenant, document, "When does the initial term of the supply agreement end?", top_k=1)
+    answer = ctx.result["answer"] or ""
+    assert "2024" not in answer and "five (5) years" in answer  # the clause, quoted; no invented date
