@@ -27,7 +27,7 @@ _QUOTE = "[\"'\u201c\u201d\u2018\u2019]"
 # "(the "Effective Date")", "(hereinafter the “Commencement Date”)"
 _DEFINED_AFTER = re.compile(
     rf"\(\s*(?:hereinafter\s+)?(?:referred\s+to\s+as\s+)?(?:the\s+|this\s+)?{_QUOTE}?\s*"
-    rf"(?P<term>Effective\s+Date|Commencement\s+Date|Start\s+Date|Execution\s+Date)\s*{_QUOTE}?",
+    rf"(?P<term>Effective\s*Date|Commencement\s+Date|Start\s+Date|Execution\s+Date)\s*{_QUOTE}?",
     re.I,
 )
 # '"Effective Date" means/shall mean …'
@@ -44,6 +44,16 @@ _FIRST_WRITTEN = re.compile(
 _DATED = re.compile(
     r"\b(?:dated|made|entered\s+into|executed|signed|effective|as\s+of|this|on)\b[^.;]{0,60}$", re.I
 )
+# Anywhere: "This Agreement ... is made/dated/entered into ... <date>" and the signature block's
+# "IN WITNESS WHEREOF, the parties have executed this Agreement as of <date>".
+_AGREEMENT_DATED = re.compile(
+    r"(?:\bth(?:is|e)\s+(?:[\w&,\-]+\s+){0,8}?(?:agreement|amendment|addendum|contract|lease|license)\b"
+    r"[^.;]{0,160}?\b(?:dated|made|entered\s+into|executed|effective)\b[^.;]{0,40}"
+    r"|\bIN\s+WITNESS\s+WHEREOF\b[^.]{0,200}?\b(?:as\s+of|on|this)\b[^.;]{0,30})$",
+    re.I,
+)
+# A cover page's or signature block's bare date: "Date: March 1, 1998", "Dated 05/05/98".
+_DATE_LABEL = re.compile(r"\b(?:date|dated)\s*:?\s*$", re.I)
 PREAMBLE_CHARS = 2500
 
 
@@ -58,11 +68,13 @@ class Anchor:
     end: int
 
 
-def anchors(text: str) -> dict[str, Anchor]:
+def anchors(text: str, *, opening: bool = True) -> dict[str, Anchor]:
     """The agreement date and the Effective Date `text` (a document's text, or a passage of it that
-    holds its preamble or definitions) gives, by name."""
+    holds its preamble, definitions or signature block) gives, by name. `opening`: the text starts
+    the document, so a date its first lines give ("dated", "as of", a cover page's "Date:") is the
+    agreement's; elsewhere only a sentence saying the agreement is dated so counts."""
     found: dict[str, Anchor] = {}
-    agreement = _agreement_date(text)
+    agreement = _agreement_date(text, opening=opening)
     if agreement is not None:
         found[AGREEMENT] = agreement
     effective = _defined_date(text, agreement)
@@ -71,11 +83,20 @@ def anchors(text: str) -> dict[str, Anchor]:
     return found
 
 
-def _agreement_date(text: str) -> Anchor | None:
-    """The first date in the text's opening that the words before it say the agreement is dated or
-    made on."""
-    for found in dates_in(text[:PREAMBLE_CHARS]):
-        if _DATED.search(text[max(0, found.start - 80) : found.start]):
+def _agreement_date(text: str, *, opening: bool) -> Anchor | None:
+    """The date the text says the agreement is dated, made or executed on (the first such), else,
+    in the document's opening, the first date its words call the agreement's or label a date."""
+    dates = dates_in(text)
+    for found in dates:
+        if _AGREEMENT_DATED.search(text[max(0, found.start - 260) : found.start]):
+            return Anchor(AGREEMENT, found.value, found.start, found.end)
+    if not opening:
+        return None
+    for found in dates:
+        if found.start >= PREAMBLE_CHARS:
+            break
+        before = text[max(0, found.start - 80) : found.start]
+        if _DATED.search(before) or _DATE_LABEL.search(before):
             return Anchor(AGREEMENT, found.value, found.start, found.end)
     return None
 
@@ -111,13 +132,33 @@ _ORDINALS = {
 }  # fmt: skip
 _START = (
     r"(?:the\s+)?(?P<start>Effective\s+Date|Commencement\s+Date|Start\s+Date|Execution\s+Date|"
-    r"date\s+(?:first\s+)?(?:written|set\s+forth)\s+above|date\s+hereof|"
+    r"date\s+(?:first\s+)?(?:written|set\s+forth)\s+above|date\s+first\s+above\s+written|date\s+hereof|"
     r"date\s+of\s+(?:this\s+)?(?:agreement|execution)|"
     r"execution\s+(?:of\s+this\s+agreement|hereof))"
 )
 _FROM = (
     r"\s*(?:\(\s*\d+\s*\)\s*)?(?:calendar\s+)?"
-    r"(?:from|after|following|of|commencing\s+(?:on|with)|beginning\s+(?:on|with)|starting\s+(?:on|with))\s+"
+    r"(?:from|after|following|of|(?:year\s+)?anniversary\s+of|commencing\s+(?:on|with)|beginning\s+(?:on|with)|"
+    r"starting\s+(?:on|with))\s+"
+)
+# A clause that names its start first and its length after, in one sentence: "shall commence on the
+# Effective Date and continue for a period of five (5) years", "effective on 06 October 2000 and
+# shall have a duration of two years", "beginning on the Effective Date and ending two (2) years
+# thereafter" (or the length first: "for a period of four (4) years, commencing on the Effective Date").
+_STARTS = re.compile(
+    r"\b(?i:commenc\w*|begin\w*|began|start\w*|effective|in\s+effect)\s+(?i:on|as\s+of|upon|from|with)\s+"
+    + _START.replace(
+        "(?P<start>", r"(?P<start>(?:[A-Z][a-z]+\.?\s+\d{1,2},?\s+\d{4}|\d{1,2}\s+[A-Za-z]+\.?,?\s+\d{4})|"
+    ),
+)
+_LASTS = re.compile(
+    r"(?:\bfor\b|period\s+of|term\s+of|duration\s+of|extend\w*\s+for|ending)[^.;]{0,25}$|\b(?:is|be)\s+$",
+    re.I,
+)
+_THEREAFTER = re.compile(r"^\s*(?:thereafter|after\s+that)", re.I)
+_OTHER_ROLE = re.compile(r"renew|successive|additional|extension|notice|prior", re.I)
+_END_OF_YEAR = re.compile(
+    r"\b(?:until|through|to)\s+(?:the\s+)?end\s+of\s+(?:calendar\s+year\s+)?(?P<year>(?:19|20)\d{2})\b", re.I
 )
 _ANNIVERSARY = re.compile(rf"(?P<ord>\d{{1,2}})(?:st|nd|rd|th)|(?P<word>{'|'.join(_ORDINALS)})", re.I)
 
@@ -152,6 +193,13 @@ def term_end(clause: str, known: dict[str, Anchor]) -> TermEnd | None:
             if dates and literal["rest"][: dates[0].start].strip(" ,the") == "":
                 span = (m.start(), m.end() + literal.start("rest") + dates[0].end)
                 return _ended(m, dates[0].value, dates[0].text, span)
+    started = _started_then_lasting(clause, known)
+    if started is not None:
+        return started
+    year_end = _END_OF_YEAR.search(clause)
+    if year_end:
+        value = date(int(year_end["year"]), 12, 31)
+        return TermEnd(value, value, "", "the end of " + year_end["year"], year_end.span())
     for m in re.finditer(r"anniversary\s+of\s+" + _START, clause, re.I):
         before = clause[max(0, m.start() - 30) : m.start()]
         ordinal = list(_ANNIVERSARY.finditer(before))
@@ -166,6 +214,29 @@ def term_end(clause: str, known: dict[str, Anchor]) -> TermEnd | None:
     return None
 
 
+def _started_then_lasting(clause: str, known: dict[str, Anchor]) -> TermEnd | None:
+    """The end of a term whose sentence names its start and, before or after it, its length ("for
+    a period of five (5) years", "two (2) years thereafter"); not a renewal's or a notice's length."""
+    for start_match in _STARTS.finditer(clause):
+        name = start_match["start"]
+        literal = dates_in(name)
+        start = literal[0].value if literal else _named_start(name, known)
+        if start is None:
+            continue
+        sentence_start = max(clause.rfind(".", 0, start_match.start()) + 1, 0)
+        sentence_end = clause.find(".", start_match.end())
+        sentence_end = len(clause) if sentence_end < 0 else sentence_end
+        for m in DURATION.finditer(clause, sentence_start, sentence_end):
+            lead = clause[max(sentence_start, m.start() - 40) : m.start()]
+            beside = clause[max(0, m.start() - 25) : m.end() + 25]
+            if _OTHER_ROLE.search(beside):
+                continue
+            if _LASTS.search(lead) or _THEREAFTER.match(clause[m.end() :]):
+                span = (min(m.start(), start_match.start()), max(m.end(), start_match.end()))
+                return _ended(m, start, literal[0].text if literal else name, span)
+    return None
+
+
 def _named_start(name: str, known: dict[str, Anchor]) -> date | None:
     name = " ".join(name.lower().split())
     if name in ("effective date", "commencement date", "start date"):
@@ -176,8 +247,9 @@ def _named_start(name: str, known: dict[str, Anchor]) -> date | None:
 
 
 def _start_name(name: str) -> str:
+    """A start as the answer names it: "Effective Date" as defined, "the date hereof" in lower case."""
     name = " ".join(name.split())
-    return name if name[:1].isupper() else name.lower()
+    return name if name[:1].isupper() or name[:1].isdigit() else name.lower()
 
 
 def _ended(m: re.Match, start: date, start_name: str, span: tuple[int, int]) -> TermEnd | None:

@@ -102,6 +102,26 @@ def _jurisdiction(quotes: list[Quote]) -> Opening | None:
     return _withheld(kinds.Asked(kinds.JURISDICTION), quotes)
 
 
+# The words just before a date that say which date it is: the end of the term, the date the
+# agreement takes effect, or the date it is made. A date without them (an option's start, a
+# notice's deadline) answers none of these questions.
+EVENT_BEFORE = {
+    kinds.ENDS: re.compile(
+        r"(?:until|through|expir\w*|end\w*|terminat\w*|no\s+later\s+than|up\s+to\s+and\s+including)"
+        r"\s+(?:on\s+|at\s+)?(?:the\s+)?(?:close\s+of\s+business\s+on\s+)?$",
+        re.I,
+    ),
+    kinds.EFFECTIVE: re.compile(
+        r"(?:effective|commenc\w*|begin\w*|start\w*)\s+(?:on|as\s+of|from)?\s*(?:the\s+)?$", re.I
+    ),
+    kinds.SIGNED: re.compile(
+        r"(?:dated|made|entered\s+into|executed|signed|as\s+of|date\s*:)\s+(?:as\s+of\s+|on\s+|this\s+)?(?:the\s+)?$",
+        re.I,
+    ),
+}
+EVENT_WINDOW = 60
+
+
 def _date(asked: kinds.Asked, quotes: list[Quote], same: list[Passage]) -> Opening | None:
     located = _anchors(same)
     known = {name: anchor for name, (anchor, _) in located.items()}
@@ -110,9 +130,9 @@ def _date(asked: kinds.Asked, quotes: list[Quote], same: list[Passage]) -> Openi
             end = term_end(quote.text, known)
             if end is not None:
                 return _computed(end, quote, located)
-    found = _nearest(asked, quotes, dates_in)
-    if found is not None:
-        quote, value = found
+    stated = _dated_for(asked.event or kinds.SIGNED, quotes)
+    if stated is not None:
+        quote, value = stated
         return Opening(f"{readable(value.value)} [{quote.source.citation_id}].")  # type: ignore[arg-type]
     if asked.event != kinds.ENDS:
         wanted = EFFECTIVE if asked.event == kinds.EFFECTIVE else AGREEMENT
@@ -125,10 +145,22 @@ def _date(asked: kinds.Asked, quotes: list[Quote], same: list[Passage]) -> Openi
     return _withheld(asked, quotes)
 
 
+def _dated_for(event: str, quotes: list[Quote]) -> tuple[Quote, Found] | None:
+    """The first date in the quotes that the words just before it give as the `event`'s."""
+    cue = EVENT_BEFORE[event]
+    for quote in quotes:
+        for found in dates_in(quote.text):
+            if cue.search(quote.text[max(0, found.start - EVENT_WINDOW) : found.start]):
+                return quote, found
+    return None
+
+
 def _computed(end: TermEnd, quote: Quote, located: dict[str, tuple[Anchor, Passage]]) -> Opening:
     """ "31 October 2024: 5 years from the Effective Date, 31 October 2019 [1][2]." citing the
     clause and, when the start is dated in another passage, that passage (quoted too)."""
     cited = [quote.source.citation_id]
+    if not end.start_name:  # "until the end of 2006": no arithmetic to show
+        return Opening(f"{readable(end.value)}: {end.length} [{quote.source.citation_id}].")
     added: tuple[Quote, ...] = ()
     named = end.start_name[:1].isupper() or end.start_name.startswith("date")
     if named:
@@ -147,9 +179,8 @@ def _anchors(same: list[Passage]) -> dict[str, tuple[Anchor, Passage]]:
     agreement date only from the passage that opens the document, where it is known)."""
     found: dict[str, tuple[Anchor, Passage]] = {}
     for source in same:
-        for name, anchor in anchors(source.text).items():
-            if name == AGREEMENT and getattr(source, "chunk_number", None) not in (1, None):
-                continue
+        opening = getattr(source, "chunk_number", None) in (1, None)
+        for name, anchor in anchors(source.text, opening=opening).items():
             found.setdefault(name, (anchor, source))
     return found
 

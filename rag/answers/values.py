@@ -30,17 +30,18 @@ _MONTH = (
     r"(?P<month>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
     r"sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 )
-_DAY = r"(?P<day>\d{1,2})(?:\s*(?:st|nd|rd|th))?"
 _YEAR = r"(?P<year>(?:19|20)\d{2})"
 _BLANK_DAY = r"(?P<blank>_{2,}|\[\s*\*+\s*\]|\[\s*\]|\*{3,})"
+_DAY = r"(?P<day>\d{1,2})(?:\s*(?:s\s?t|n\s?d|r\s?d|t\s?h))?"  # "14th", and "14t h" as scans split it
 DATE_FORMS = [
-    # June 24, 2020 / Jun. 24th, 2020 / June 24 2020
-    re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b", re.I),
+    # June 24, 2020 / Jun. 24th, 2020 / June 24 2020 / April 15 , 2010
+    re.compile(rf"\b{_MONTH}\s+{_DAY}\s*,?\s+{_YEAR}\b", re.I),
     # 24 June 2020 / the 24th day of June, 2020 / 24th of June, 2020
     re.compile(rf"\b{_DAY}\s+(?:day\s+of\s+|of\s+)?{_MONTH},?\s+(?:in\s+the\s+year\s+)?{_YEAR}\b", re.I),
-    # 6/24/2020 (US order), 2020-06-24
-    re.compile(r"\b(?P<mn>\d{1,2})/(?P<day>\d{1,2})/(?P<year>(?:19|20)\d{2})\b"),
+    # 6/24/2020 and 05/05/98 (US order), 2020-06-24, 1.4.2011 (day first, as Europe writes it)
+    re.compile(r"\b(?P<mn>\d{1,2})/(?P<day>\d{1,2})/(?P<year>(?:19|20)\d{2}|\d{2})\b"),
     re.compile(r"\b(?P<year>(?:19|20)\d{2})-(?P<mn>\d{2})-(?P<day>\d{2})\b"),
+    re.compile(r"\b(?P<day>\d{1,2})\.(?P<mn>\d{1,2})\.(?P<year>(?:19|20)\d{2})\b"),
 ]
 # "the ___ day of June, 2020", "June __, 2020", "[***], 2020": a date the copy leaves blank or redacts
 BLANK_DATE_FORMS = [
@@ -68,7 +69,9 @@ def dates_in(text: str) -> list[Found]:
             parts = m.groupdict()
             try:
                 month = MONTHS[parts["month"].lower()] if parts.get("month") else int(parts["mn"])
-                value = date(int(parts["year"]), month, int(parts["day"]))
+                year = int(parts["year"])
+                year += 0 if year >= 100 else 1900 if year >= 50 else 2000  # "05/05/98"
+                value = date(year, month, int(parts["day"]))
             except (KeyError, ValueError):
                 continue
             found.append(Found(value, m.start(), m.end(), m.group(0)))
