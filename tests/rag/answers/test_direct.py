@@ -3,6 +3,8 @@ and says nothing a quoted text does not give."""
 
 from datetime import date
 
+import pytest
+
 from rag.answers.dates import AGREEMENT, EFFECTIVE, anchors, term_end
 from rag.answers.direct import Quote, opening
 from rag.llm.base import Source
@@ -91,3 +93,57 @@ def test_an_effective_date_defined_by_reference_to_the_date_above():
         "written above."
     )
     assert anchors(text)[EFFECTIVE].value == date(2015, 3, 3)
+
+
+@pytest.mark.parametrize(
+    ("clause", "end"),
+    [
+        # the start named first, the length after
+        (
+            "The term shall begin on the date of execution and continue for a period of two years.",
+            date(2021, 10, 31),
+        ),
+        (
+            "This Agreement shall commence on the Effective Date and extend for three (3) years thereafter.",
+            date(2022, 10, 31),
+        ),
+        (
+            "It shall be effective on 06 October 2000 and shall have a duration of two years.",
+            date(2002, 10, 6),
+        ),
+        # the length first, the start after; an anniversary in digits
+        ("The Initial Term is twelve months, commencing on the Effective Date.", date(2020, 10, 31)),
+        ("The term ends on the five (5) year anniversary of the Effective Date.", date(2024, 10, 31)),
+        ("This agreement will be in effect until the end of 2006.", date(2006, 12, 31)),
+    ],
+)
+def test_term_ends_as_contracts_write_them(clause, end):
+    assert term_end(clause, anchors(PREAMBLE)).value == end
+
+
+def test_a_renewal_or_notice_period_is_not_the_term():
+    clause = (
+        "This Agreement shall commence on the Effective Date and shall renew for successive one (1) year "
+        "periods unless ninety (90) days notice is given."
+    )
+    assert term_end(clause, anchors(PREAMBLE)) is None
+
+
+def test_an_end_date_question_never_gets_another_date_of_the_clause():
+    # The option's start date is no end of the term; the preamble's date is no end either.
+    option = source("5", '1.32 "Option Starting Date" means February 1, 2020.', 3)
+    assert opening("When does the agreement expire?", [Quote(option, option.text)], PASSAGES) is None
+    ends = source("6", "This Agreement shall remain in force until December 31, 2025.", 4)
+    assert opening("When does the agreement expire?", [Quote(ends, ends.text)], PASSAGES).sentence == (
+        "31 December 2025 [6]."
+    )
+
+
+def test_the_agreement_date_from_a_signature_block_anywhere_in_the_document():
+    signed = (
+        "IN WITNESS WHEREOF, the undersigned hereby execute this Joint Filing Agreement as of "
+        "February 19, 2020."
+    )
+    assert anchors(signed, opening=False)[AGREEMENT].value == date(2020, 2, 19)
+    # Outside the document's opening, a date merely after "on" is no agreement date.
+    assert anchors("Payment is due on March 3, 2021.", opening=False) == {}
