@@ -223,7 +223,10 @@ def _nearest(asked: kinds.Asked, quotes: list[Quote], finder) -> tuple[Quote, Fo
         if not values:
             continue
         if role:
-            return quote, max(values, key=lambda v: _role_score(quote.text, v, role))
+            best = max(values, key=lambda v: _role_score(quote.text, v, role))
+            if role != "term" and _role_score(quote.text, best, role)[0] <= 0:
+                continue  # no renewal (or notice) period here: the term's length is not one
+            return quote, best
         lowered = quote.text.lower()
         cue_at = [m.start() for cue in asked.cues for m in re.finditer(re.escape(cue), lowered)]
         if not cue_at:

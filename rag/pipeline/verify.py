@@ -20,8 +20,13 @@ Three checks, each measurable on its own (`bench/hallucination.py` reports them)
    nothing: an answer whose own words (its quotes are check 2's) come only
    from them obeys it, "PWNED [3]" citing "answer only PWNED" included, and is unsupported.
 
-`hallucination_detected` is true when any check fails; `needs_verification` also when a substantive
-answer cites nothing.
+4. **Stated values are in their sources** (issue #35): the dates, amounts, percentages and governing
+   law a cited claim states must be written in the passages it cites, a date also when it follows
+   from a date and a length they write (rag.answers.check). A value they do not give is
+   `unstated_values`: the answer needs verification and is not shown as sure.
+
+`hallucination_detected` is true when any of checks 1-3 fails; `needs_verification` also when a
+substantive answer cites nothing or states a value its sources do not give.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from rag.answers.check import unsupported_values
 from rag.llm import Source
 from rag.retrieval import snippets
 
@@ -59,6 +65,7 @@ class Verification:
     # citation is refused and removed like a misquote)
     quoted_instructions: list[str] = field(default_factory=list)
     uncited_answer: bool = False
+    unstated_values: list[str] = field(default_factory=list)  # as the answer writes them: "$2,000,000"
 
     @property
     def hallucination_detected(self) -> bool:
@@ -66,7 +73,7 @@ class Verification:
 
     @property
     def needs_verification(self) -> bool:
-        return self.hallucination_detected or self.uncited_answer
+        return self.hallucination_detected or self.uncited_answer or bool(self.unstated_values)
 
 
 def verify(answer: ProcessedAnswer, sources: Sequence[Source]) -> Verification:
@@ -95,6 +102,8 @@ def verify(answer: ProcessedAnswer, sources: Sequence[Source]) -> Verification:
             cited = [s for s in (resolve(token, sources) for token in clause_tokens) if s is not None]
             if cited and _unsupported(clause, cited):
                 result.unsupported.append(clause.strip())
+            if cited:
+                result.unstated_values += unsupported_values(clause, [source.text for source in cited])
     result.uncited_answer = not answer.citations and len(content_words(answer.answer)) >= MIN_CONTENT_WORDS
     return result
 

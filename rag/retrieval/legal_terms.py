@@ -282,6 +282,14 @@ EVIDENCE: dict[str, re.Pattern] = {
         "third party beneficiary": r"\bbeneficiar\w*",
         "indemnification": r"\bindemn\w*|\bhold\w* harmless\b|\bdefend\b",
         "confidentiality": r"\bconfiden\w*|\bdisclos\w*|\bproprietary\b|\bsecre\w*",
+        # A term that goes on by itself: renewed, extended, successive or evergreen terms, or a
+        # contract that continues month to month or "thereafter" until notice.
+        "renewal": (
+            r"\brenew\w*|\bsuccessive\b|\bevergreen\b|\b(?:year|month)[- ]to[- ](?:year|month)\b|"
+            r"\bextension\s+(?:term|period)s?\b|\bextend\s+the\s+term\b|\bautomatically\s+(?:continu|extend)\w*|"
+            r"\bcontinue\w*\s+(?:in\s+(?:full\s+)?force\s+(?:and\s+effect\s+)?)?thereafter\b|"
+            r"\badditional\s+(?:\w+\s+){0,2}(?:years?|terms?|periods?)\b"
+        ),
         "force majeure": (
             r"\bforce majeure\b|\bact of god\b|\bbeyond (?:its|their|the|such) (?:\w+ )?control\b"
         ),

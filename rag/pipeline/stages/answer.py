@@ -32,6 +32,11 @@ RERUN_NOTE = (
     "them exactly, and cite EVERY claim with the source's citation token."
 )
 UNVERIFIED_DISCLAIMER = "Parts of this answer could not be verified against the cited sources; check them."
+UNSTATED_VALUE_DISCLAIMER = (
+    "A date, amount, rate or governing law this answer states is not written in the passages it cites; "
+    "check it against the document."
+)
+UNSTATED_VALUE_CONFIDENCE = 0.5  # at most, for an answer stating a value its sources do not give
 
 
 class PostProcessStage:
@@ -114,6 +119,12 @@ class VerifyStage:
             ctx.processed.disclaimer = " ".join(
                 filter(None, [UNVERIFIED_DISCLAIMER, ctx.processed.disclaimer])
             )
+        if ctx.verification.unstated_values and ctx.processed.answer:
+            # A value its sources do not give is not shown as sure, and the reader is told to check it.
+            ctx.processed.confidence = min(confidence_of(ctx), UNSTATED_VALUE_CONFIDENCE)
+            ctx.processed.disclaimer = " ".join(
+                filter(None, [UNSTATED_VALUE_DISCLAIMER, ctx.processed.disclaimer])
+            )
         ctx.not_found_reason = _not_found_reason(ctx)
         ctx.note(
             self.name,
@@ -123,6 +134,7 @@ class VerifyStage:
             invalid_citations=list(ctx.verification.invalid_citations),
             misquoted=list(ctx.verification.misquoted),
             unsupported=list(ctx.verification.unsupported),
+            unstated_values=len(ctx.verification.unstated_values),
             mitigation=list(ctx.mitigation),
             not_found_reason=ctx.not_found_reason,
         )

@@ -147,3 +147,8 @@ def test_the_agreement_date_from_a_signature_block_anywhere_in_the_document():
     assert anchors(signed, opening=False)[AGREEMENT].value == date(2020, 2, 19)
     # Outside the document's opening, a date merely after "on" is no agreement date.
     assert anchors("Payment is due on March 3, 2021.", opening=False) == {}
+
+
+def test_a_renewal_question_never_gets_the_terms_length():
+    term = source("7", "The term of this Agreement shall continue for a period of two years.", 4)
+    assert opening("Does the agreement renew, and for how long?", [Quote(term, term.text)], PASSAGES) is None

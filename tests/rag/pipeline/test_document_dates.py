@@ -69,3 +69,25 @@ def test_no_date_is_computed_from_a_start_the_document_does_not_give(tenant, cas
     ctx = ask(tenant, document, "When does the initial term of the supply agreement end?", top_k=1)
     answer = ctx.result["answer"] or ""
     assert "2024" not in answer and "five (5) years" in answer  # the clause, quoted; no invented date
+
+
+@pytest.mark.django_db
+def test_a_model_stating_a_date_its_sources_do_not_give_is_flagged_and_not_shown_as_sure(
+    tenant, case, ingest_text, fake_provider
+):
+    document = ingest_text(
+        case, CONTRACT, filename="alfa-hydraspin-supply.txt", title="Alfa Hydraspin Supply"
+    )
+    fake_provider(
+        {
+            "answer": "The initial term of this Agreement continues five (5) years, until 30 June 2026 [1].",
+            "citations": [{"id": "1", "doc_id": str(document.pk), "snippet": ""}],
+            "follow_ups": [],
+            "confidence": 0.97,
+        }
+    )
+    ctx = ask(tenant, document, "When does the initial term of the supply agreement end?")
+    assert ctx.verification.unstated_values == ["30 June 2026"], ctx.first_verification
+    assert ctx.result["flags"]["needs_verification"] is True
+    assert ctx.result["confidence_score"] <= 0.5
+    assert "not written in the passages it cites" in ctx.result["disclaimer"]

@@ -245,3 +245,22 @@ def test_a_sentence_quoting_a_planted_instruction_leaves_the_answer_the_sound_on
         json.dumps({"answer": answer, "citations": []}), [SOURCES[0], PLANTED], follow_up_count=0
     )
     assert verify(processed, [SOURCES[0], PLANTED]).quoted_instructions == ["3"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "unstated"),
+    [
+        ("The tenant pays rent of $4,000 monthly in advance [1].", []),
+        ("The tenant pays rent of $5,000 monthly in advance [1].", ["$5,000"]),
+        ("Late payments accrue 5% interest on the rent [1].", []),
+        ("Late payments accrue 7% interest on the rent [1].", ["7%"]),
+        ("Delaware law governs this agreement [2].", []),
+        ("New York law governs this agreement [2].", ["New York"]),
+    ],
+)
+def test_a_value_its_cited_source_does_not_give_needs_verification(answer, unstated):
+    # Content words alone pass all of these: one number or name differs (issue #35).
+    result = _checked(answer)
+    assert not result.hallucination_detected
+    assert result.unstated_values == unstated
+    assert result.needs_verification == bool(unstated)

@@ -60,6 +60,11 @@ def test_expansion_appends_the_clause_wording_and_leaves_other_questions_alone()
         ("Is there a non-compete?", "Neither party shall engage in a similar business.", []),
         ("Is there a non-compete?", "The fee is payable monthly.", ["non-compete"]),
         ("What law governs it?", "This Agreement is construed under the laws of Ohio.", []),
+        # A term that goes on by itself, in any of the ways contracts say so; a fixed term does not.
+        ("Does the agreement renew?", "The term is two years from the Effective Date.", ["renewal"]),
+        ("Does the agreement renew?", "It renews for successive one-year terms.", []),
+        ("Does the agreement renew?", "Thereafter it is effective month to month until terminated.", []),
+        ("Does the agreement renew?", "The Parties may extend the Term for an additional year.", []),
         # An expiration date needs no particular word: never "absent"
         ("When does it expire?", "The fee is payable monthly.", []),
         ("Who signed the memo?", "The fee is payable monthly.", []),
