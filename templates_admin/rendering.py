@@ -207,6 +207,12 @@ def requirements_block(*, citation_style: str, follow_up_count: int) -> str:
             '{"answer": "...", "citations": [{"id": "<citation token without brackets>", "doc_id": "...", '
             '"snippet": "<exact words quoted from that source>"}], "follow_ups": ["..."], '
             '"confidence": 0.0-1.0, "disclaimer": "..."}',
+            '- "answer" opens with the direct answer, then the support: "Yes." or "No." for a yes/no '
+            "question; for what, when, how long, how much or who, the value itself (the jurisdiction, the "
+            'date as "31 October 2024", the duration, the amount and currency, the percentage, the '
+            'parties). A date computed from a start and a length shows the arithmetic ("31 October 2024: '
+            'five years from the Effective Date, 31 October 2019"); never a start the sources do not give. '
+            'A value the source redacts ("[***]") or leaves blank is said to be redacted or blank.',
             f'- "citations" lists every source cited in the answer: "id" is its citation token without '
             f'brackets (e.g. "{example_id}"), "doc_id" its document id, "snippet" the exact words of that '
             "source that support the claim.",

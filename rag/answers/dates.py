@@ -131,7 +131,7 @@ _ORDINALS = {
     "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "fifteenth": 15, "twentieth": 20,
 }  # fmt: skip
 _START = (
-    r"(?:the\s+)?(?P<start>Effective\s+Date|Commencement\s+Date|Start\s+Date|Execution\s+Date|"
+    r"(?:the\s+)?(?:date\s+of\s+(?:the\s+)?)?[\"\u201c]?(?P<start>Effective\s+Date|Commencement\s+Date|Start\s+Date|Execution\s+Date|"
     r"date\s+(?:first\s+)?(?:written|set\s+forth)\s+above|date\s+first\s+above\s+written|date\s+hereof|"
     r"date\s+of\s+(?:this\s+)?(?:agreement|execution)|"
     r"execution\s+(?:of\s+this\s+agreement|hereof))"
@@ -156,7 +156,9 @@ _LASTS = re.compile(
     re.I,
 )
 _THEREAFTER = re.compile(r"^\s*(?:thereafter|after\s+that)", re.I)
-_OTHER_ROLE = re.compile(r"renew|successive|additional|extension|notice|prior", re.I)
+# Words just before a length that make it a renewal's or a notice's, and just after it a notice's.
+_OTHER_ROLE_BEFORE = re.compile(r"renew|successive|additional|extension|notice|prior", re.I)
+_NOTICE_AFTER = re.compile(r"^\W*(?:\w+\W+){0,2}?(?:notice|prior|advance)", re.I)
 _END_OF_YEAR = re.compile(
     r"\b(?:until|through|to)\s+(?:the\s+)?end\s+of\s+(?:calendar\s+year\s+)?(?P<year>(?:19|20)\d{2})\b", re.I
 )
@@ -228,8 +230,9 @@ def _started_then_lasting(clause: str, known: dict[str, Anchor]) -> TermEnd | No
         sentence_end = len(clause) if sentence_end < 0 else sentence_end
         for m in DURATION.finditer(clause, sentence_start, sentence_end):
             lead = clause[max(sentence_start, m.start() - 40) : m.start()]
-            beside = clause[max(0, m.start() - 25) : m.end() + 25]
-            if _OTHER_ROLE.search(beside):
+            if _OTHER_ROLE_BEFORE.search(clause[max(0, m.start() - 25) : m.start()]) or _NOTICE_AFTER.match(
+                clause[m.end() : m.end() + 30]
+            ):
                 continue
             if _LASTS.search(lead) or _THEREAFTER.match(clause[m.end() :]):
                 span = (min(m.start(), start_match.start()), max(m.end(), start_match.end()))

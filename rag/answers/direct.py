@@ -32,8 +32,11 @@ from .values import (
 )
 
 MAX_VALUE_QUOTE = 600  # characters of an added quote (the sentence holding the value)
+# A term with no end but its termination: "perpetual", "for an indefinite period", "until
+# terminated", "will end when terminated by either party".
 PERPETUAL = re.compile(
-    r"\bperpetu\w*|\bindefinite(?:ly)?\b|\buntil\s+terminated\b|\bunless\s+(?:and\s+until\s+)?terminated\b",
+    r"\bperpetu\w*|\bindefinite(?:ly)?\b|\buntil\s+(?:so\s+)?terminated\b|\b(?:end|expire)s?\s+(?:only\s+)?when\s+"
+    r"terminated\b|\bunless\s+and\s+until\s+terminated\b",
     re.I,
 )
 
@@ -130,6 +133,10 @@ def _date(asked: kinds.Asked, quotes: list[Quote], same: list[Passage]) -> Openi
             end = term_end(quote.text, known)
             if end is not None:
                 return _computed(end, quote, located)
+    if asked.event == kinds.ENDS:
+        endless = _endless(quotes)
+        if endless is not None:
+            return endless
     stated = _dated_for(asked.event or kinds.SIGNED, quotes)
     if stated is not None:
         quote, value = stated
@@ -143,6 +150,15 @@ def _date(asked: kinds.Asked, quotes: list[Quote], same: list[Passage]) -> Openi
             note = " (the date the agreement is made)" if name != wanted else ""
             return Opening(f"{readable(anchor.value)}{note} [{source.citation_id}].", (added,), leads=True)
     return _withheld(asked, quotes)
+
+
+def _endless(quotes: list[Quote]) -> Opening | None:
+    """ "No fixed end date: it runs until terminated [1]." when the lead quote gives the term no
+    length and no end date, only its termination."""
+    quote = quotes[0]
+    if PERPETUAL.search(quote.text) and not durations_in(quote.text) and not dates_in(quote.text):
+        return Opening(f"No fixed end date: it runs until terminated [{quote.source.citation_id}].")
+    return None
 
 
 def _dated_for(event: str, quotes: list[Quote]) -> tuple[Quote, Found] | None:

@@ -142,7 +142,7 @@ _NUMBER_WORD = (
 )
 DURATION = re.compile(
     rf"\b(?:(?P<word>{_NUMBER_WORD}|an?)\s*(?:\(\s*(?P<paren>\d{{1,4}})\s*\))?|(?P<num>\d{{1,4}}(?:\.\d+)?))"
-    r"[\s-]*(?:\(\s*\d{1,4}\s*\)[\s-]*)?(?:(?:calendar|business|working|consecutive|full)\s+)?"
+    r"[\s-]*(?:\(\s*\d{1,4}\s*\)[\s-]*)?(?:(?:calendar|business|working|consecutive|full)\s+){0,2}"
     r"(?P<unit>day|week|month|quarter|year)s?\b",
     re.I,
 )

@@ -68,6 +68,14 @@ def test_requirements_block_has_the_six_spec_lines():
     assert '"answer" is "I don\'t know."' in block
 
 
+def test_requirements_ask_a_model_for_the_direct_answer_first():
+    # Issue #35: a remote model opens with "Yes."/"No." or the value, shows date arithmetic, and says
+    # a redacted value is redacted, as the offline provider does.
+    block = requirements_block(citation_style="inline_numbers", follow_up_count=2)
+    assert '"answer" opens with the direct answer, then the support' in block
+    assert "shows the arithmetic" in block and "redacted or blank" in block
+
+
 def test_follow_up_count_zero_and_one():
     assert "3. Do not generate follow-up questions" in requirements_block(
         citation_style="inline_numbers", follow_up_count=0

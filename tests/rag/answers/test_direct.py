@@ -115,6 +115,17 @@ def test_an_effective_date_defined_by_reference_to_the_date_above():
         ("The Initial Term is twelve months, commencing on the Effective Date.", date(2020, 10, 31)),
         ("The term ends on the five (5) year anniversary of the Effective Date.", date(2024, 10, 31)),
         ("This agreement will be in effect until the end of 2006.", date(2006, 12, 31)),
+        # a renewal after the length does not make the length a renewal's; the start in quote marks
+        (
+            "It shall commence on the Effective Date and be valid for a period of five (5) years with "
+            "automatic renewal of one year thereafter.",
+            date(2024, 10, 31),
+        ),
+        (
+            'Its obligations become effective upon the "Effective Date" and last one year thereafter.',
+            date(2020, 10, 31),
+        ),
+        ("It continues for twelve (12) full calendar months from the Effective Date.", date(2020, 10, 31)),
     ],
 )
 def test_term_ends_as_contracts_write_them(clause, end):
@@ -152,3 +163,12 @@ def test_the_agreement_date_from_a_signature_block_anywhere_in_the_document():
 def test_a_renewal_question_never_gets_the_terms_length():
     term = source("7", "The term of this Agreement shall continue for a period of two years.", 4)
     assert opening("Does the agreement renew, and for how long?", [Quote(term, term.text)], PASSAGES) is None
+
+
+def test_a_term_that_ends_only_when_terminated_has_no_end_date():
+    endless = source(
+        "8", "The term will commence on approval and will end when terminated by either party.", 4
+    )
+    assert opening("When does this agreement expire?", [Quote(endless, endless.text)], PASSAGES).sentence == (
+        "No fixed end date: it runs until terminated [8]."
+    )

@@ -149,7 +149,8 @@ def test_the_query_finished_log_line_has_the_spec_fields(tenant, corpus, caplog)
         + timings["retrieve_ms"]
         + timings["rank_ms"]
         + timings["rerank_ms"]
-        + timings["reasoning_search_ms"],
+        + timings["reasoning_search_ms"]
+        + timings["document_dates_ms"],
         abs=0.02,
     )
     assert line["latency"]["build_ms"] == pytest.approx(
