@@ -92,6 +92,29 @@ _STOP_WORDS = [
 _STOP = frozenset(_STOP_WORDS)
 
 
+# "Can/May/Could X …?", "Is X allowed/permitted/free to …?": a question asking whether something is
+# allowed, whose answer a restriction turns into "No".
+_PERMISSION = re.compile(
+    r"^\s*(?:(?:and|so|but),?\s+)?(?:can|may|could|might)\b|"
+    r"^\s*(?:is|are|will)\b[^?]{0,60}?\b(?:allowed|permitted|free|entitled|able)\s+to\b",
+    re.I,
+)
+_WITHOUT = re.compile(r"\bwithout\b", re.I)
+
+
+def asks_permission(question: str) -> bool:
+    """Whether `question` asks if something is allowed ("Can Detto assign it without consent?")."""
+    return bool(_PERMISSION.search(question))
+
+
+def restricted_opening(question: str, noun: str) -> str:
+    """The first sentence answering a permission question about something the document restricts
+    (`noun`: "a restriction on assignment"): "No: …" when it asks about doing it without a
+    condition ("without consent"), "Not freely: …" otherwise; the quote then says on what terms."""
+    start = "No" if _WITHOUT.search(question) else "Not freely"
+    return f"{start}: the agreement has {noun}."
+
+
 def asked_value(question: str) -> Asked | None:
     """The typed value `question` asks for, or None (a yes/no question, a question about a clause)."""
     text = question.strip()

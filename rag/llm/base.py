@@ -117,6 +117,9 @@ class GenerationRequest:
     listing: Listing | None = None
     # A clause review found what a yes/no question asks about (its noun): the answer opens "Yes.".
     affirmed: str = ""
+    # A permission question about something the document's clause restricts (its noun): the answer
+    # opens "No: …" or "Not freely: …".
+    restricted: str = ""
     # Documents compared side by side (rag.review.compare): the prompt carries it for a remote
     # model; the extractive provider composes the table itself.
     comparison: Comparison | None = None

@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from rag.answers import direct
+from rag.answers.asked import restricted_opening
 from rag.ingest.chunking import token_estimate
 from rag.pipeline.follow_ups import generic_follow_ups, readable_title
 from rag.pipeline.sanitize import injection_findings
@@ -172,6 +173,8 @@ class ExtractiveProvider:
             )
         if request.affirmed and reply["citations"]:
             reply["answer"] = f"Yes. {reply['answer']}"
+        elif request.restricted and reply["citations"]:
+            reply["answer"] = f"{restricted_opening(request.question, request.restricted)} {reply['answer']}"
         text = json.dumps(reply, ensure_ascii=False)
         return Generation(
             text=text,

@@ -77,6 +77,9 @@ class QueryContext:
     review: Review | KeyTerms | Comparison | None = None
     # A yes/no question about one document whose clause the review found: the answer opens "Yes."
     affirmed: str | None = None  # the clause's noun ("a non-compete clause")
+    # A permission question ("Can it be assigned without consent?") about a document whose clause
+    # restricts it: the answer opens "No: …" / "Not freely: …" (rag.answers.asked.restricted_opening).
+    restricted: str | None = None
     reasoning: Reasoning | None = None  # chain of thought: the sub-questions and their answers
 
     # Prompt

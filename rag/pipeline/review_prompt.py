@@ -94,6 +94,15 @@ def affirmed_block(noun: str) -> str:
     )
 
 
+def restricted_block(noun: str) -> str:
+    """The note for a permission question about a document whose clause restricts what it asks."""
+    return (
+        f"Clause review: the document contains {noun}, which restricts what the question asks about. "
+        'Open the answer with "No" (or "Only …" with the condition the clause sets, such as consent) and '
+        "quote the clause, with its citation."
+    )
+
+
 def listing(ctx: QueryContext) -> Listing | None:
     """The list the answer gives, when a matter review chose the sources."""
     review = ctx.review

@@ -386,6 +386,14 @@ COLUMNS: tuple[Column, ...] = (
 )  # fmt: skip
 
 BY_KEY = {column.key: column for column in COLUMNS}
+# Clauses that forbid or limit something: a permission question about it ("Can a party recruit the
+# other side's employees?") is answered "No"/"Not freely" where the clause is found, never "Yes".
+RESTRICTIONS = frozenset(
+    {
+        "anti_assignment", "non_compete", "no_solicit_customers", "no_solicit_employees",
+        "non_disparagement", "covenant_not_to_sue", "exclusivity", "non_transferable_license",
+    }
+)  # fmt: skip
 PRESENCE_COLUMNS = tuple(column for column in COLUMNS if column.kind == PRESENCE)
 
 # A question names a clause type more specifically through one of these (a customer or employee

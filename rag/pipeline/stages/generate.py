@@ -54,6 +54,7 @@ def _request(
         each_document=_each_document(ctx) if not step else (),
         listing=listing(ctx) if not step else None,
         affirmed=(ctx.affirmed or "") if not step else "",
+        restricted=(ctx.restricted or "") if not step else "",
         comparison=comparison(ctx) if not step else None,
     )
 

@@ -19,12 +19,14 @@
 
 from __future__ import annotations
 
+from rag.answers.asked import asks_permission
 from rag.models import Chunk, Document
 from rag.retrieval import service as retrieval
 from rag.retrieval.hits import Hit
 from rag.retrieval.rerank import get_reranker
 from rag.retrieval.routing import Routing
 from rag.review import classify
+from rag.review.columns import RESTRICTIONS
 from rag.review.questions import CLAUSE, LIST, SUMMARY, matter_question
 from rag.review.summary import key_terms
 from tenants.selectors import owned_list
@@ -111,7 +113,12 @@ class MatterReviewStage:
         if verdict.present:
             # Search finds the clause the question asks about (its own words: "and with how much
             # notice?"); a yes/no question's answer opens with the review's "Yes.".
-            ctx.affirmed = review.column.noun if kind != CLAUSE else None
+            if kind == CLAUSE:
+                return ctx
+            if review.column.key in RESTRICTIONS and asks_permission(ctx.search_query or ""):
+                ctx.restricted = review.column.noun  # "Can it be assigned without consent?": "No: …"
+            else:
+                ctx.affirmed = review.column.noun
             return ctx
         if review.model != "clause-model":
             return ctx  # the cross-encoder alone is not enough to say "No"

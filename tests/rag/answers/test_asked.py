@@ -12,6 +12,8 @@ from rag.answers.asked import (
     PERCENT,
     SIGNED,
     asked_value,
+    asks_permission,
+    restricted_opening,
 )
 
 
@@ -48,3 +50,25 @@ def test_the_typed_value_a_question_asks_for(question, kind, event):
 )
 def test_a_question_without_a_typed_value(question):
     assert asked_value(question) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "permission"),
+    [
+        ("Can this agreement be assigned without consent?", True),
+        ("May the distributor assign this agreement?", True),
+        ("Is the reseller free to sell competing products?", True),
+        ("Is there an anti-assignment clause?", False),
+        ("Does this agreement contain a non-compete?", False),
+    ],
+)
+def test_permission_questions(question, permission):
+    assert asks_permission(question) is permission
+
+
+def test_a_restriction_answers_a_permission_question_no_or_not_freely():
+    noun = "a restriction on assignment"
+    assert restricted_opening("Can it be assigned without consent?", noun) == (
+        "No: the agreement has a restriction on assignment."
+    )
+    assert restricted_opening("May the distributor assign it?", noun).startswith("Not freely:")

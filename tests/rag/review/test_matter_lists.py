@@ -178,6 +178,31 @@ def test_a_chosen_document_without_the_clause_is_answered_no(tenant, matter):
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("question", "opening"),
+    [
+        (
+            "Can the distributor compete with Alpha in the Territory?",
+            "Not freely: the agreement has a non-compete",
+        ),
+        (
+            "Can the distributor compete without Alpha's consent?",
+            "No: the agreement has a non-compete clause.",
+        ),
+    ],
+)
+def test_a_permission_question_about_a_restriction_the_document_has_is_never_yes(
+    tenant, matter, question, opening
+):
+    # "Can it …?" where the clause forbids it: the clause found means "No", not "Yes" (issue #35).
+    _, documents = matter
+    alpha = documents["Alpha Distribution Agreement"]
+    result = run_query(tenant=tenant, question=question, filters={"document_ids": [alpha.pk]}).result
+    assert result["answer"].startswith(opening), result["answer"]
+    assert "shall not, directly or indirectly, manufacture" in result["answer"]
+
+
+@pytest.mark.django_db
 def test_a_summary_gives_the_documents_key_terms_each_quoted(tenant, matter):
     _, documents = matter
     alpha = documents["Alpha Distribution Agreement"]
