@@ -237,12 +237,23 @@ def jurisdictions_in(text: str) -> list[Found]:
     return found
 
 
+# "a corporation organized (and existing) under the laws of Delaware": where a party is
+# incorporated, not the law the agreement chooses.
+_INCORPORATED = re.compile(
+    r"(?:organi[sz]ed|incorporated|existing|formed|registered|chartered|established)\b[^.;]{0,40}?"
+    r"\blaws?\s+of\s+(?:the\s+)?(?:(?:state|commonwealth|province|republic|kingdom)\s+of\s+)?$",
+    re.I,
+)
+
+
 def governing_jurisdiction(text: str) -> Found | None:
     """The jurisdiction whose law `text` says governs: the first one named within a few words after
     "law(s)" or "govern…", or just before "law" ("New York law"); None when none is named so."""
     for found in jurisdictions_in(text):
         before = text[max(0, found.start - 90) : found.start]
         after = text[found.end : found.end + 12]
+        if _INCORPORATED.search(before):
+            continue
         if _LAW_CUE.search(before) or re.match(r"\s*(?:law|laws)\b", after, re.I):
             return found
     return None

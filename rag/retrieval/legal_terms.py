@@ -265,7 +265,14 @@ MAX_CLAUSE_TYPES = 2  # a question naming more is not about one clause
 EVIDENCE: dict[str, re.Pattern] = {
     name: re.compile(pattern, re.IGNORECASE)
     for name, pattern in {
-        "governing law": r"\bgovern\w*|\blaws? of\b|\bconstru\w*|\bjurisdiction\w*",
+        # A sentence choosing a law: "governed by … the laws of", "construed in accordance with the
+        # laws of", "the laws of X shall apply", "choice of law"; not "organized under the laws of".
+        "governing law": (
+            r"\bgovern\w*\b[^.;]{0,120}\blaws?\b|\blaws?\b[^.;]{0,120}\b(?:govern\w*|apply|applies|control)\b|"
+            r"\b(?:constru\w*|interpret\w*|enforc\w*)\b[^.;]{0,80}\b(?:accordance\s+with|according\s+to|under|"
+            r"pursuant\s+to|by)\b[^.;]{0,30}\blaws?\b|\bsubject\s+to\s+the\s+laws?\b|\bchoice\s+of\s+law\b|"
+            r"\bapplicable\s+law\b|\bgoverning\s+law\b"
+        ),
         "anti-assignment": r"\bassign\w*|\btransfer\w*|\bdelegat\w*|\bsuccessors?\b",
         "change of control": r"\bcontrol\w*|\bmerge\w*|\bacqui\w*|\bconsolidat\w*",
         "audit rights": r"\baudit\w*|\binspect\w*|\bexamin\w*|\bbooks\b|\brecords\b",

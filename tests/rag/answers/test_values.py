@@ -55,6 +55,8 @@ def test_the_governing_jurisdiction_is_the_one_the_law_is_of_not_the_courts_seat
     assert governing_jurisdiction(text).value == "Massachusetts"
     assert governing_jurisdiction("Delaware law governs this Agreement.").value == "Delaware"
     assert governing_jurisdiction("The Supplier has offices in Ohio.") is None
+    # Where a party is incorporated is no choice of law.
+    assert governing_jurisdiction("Acme Inc., a corporation organized under the laws of Ohio") is None
 
 
 def test_washington_is_a_state_only_when_the_text_says_so():

@@ -60,6 +60,9 @@ def test_expansion_appends_the_clause_wording_and_leaves_other_questions_alone()
         ("Is there a non-compete?", "Neither party shall engage in a similar business.", []),
         ("Is there a non-compete?", "The fee is payable monthly.", ["non-compete"]),
         ("What law governs it?", "This Agreement is construed under the laws of Ohio.", []),
+        # Incorporation under a law is no choice of law; a clause choosing one is.
+        ("What law governs it?", "Acme, a corporation organized under the laws of Ohio, and Beta.", ["governing law"]),
+        ("What law governs it?", "The laws of England and Wales apply to this Agreement.", []),
         # A term that goes on by itself, in any of the ways contracts say so; a fixed term does not.
         ("Does the agreement renew?", "The term is two years from the Effective Date.", ["renewal"]),
         ("Does the agreement renew?", "It renews for successive one-year terms.", []),
