@@ -47,7 +47,7 @@ _DATED = re.compile(
 # Anywhere: "This Agreement ... is made/dated/entered into ... <date>" and the signature block's
 # "IN WITNESS WHEREOF, the parties have executed this Agreement as of <date>".
 _AGREEMENT_DATED = re.compile(
-    r"(?:\bth(?:is|e)\s+(?:[\w&,\-]+\s+){0,8}?(?:agreement|amendment|addendum|contract|lease|license)\b"
+    r"(?:\bthis\s+(?:[\w&,\-]+\s+){0,8}?(?:agreement|amendment|addendum|contract|lease|license)\b"
     r"[^.;]{0,160}?\b(?:dated|made|entered\s+into|executed|effective)\b[^.;]{0,40}"
     r"|\bIN\s+WITNESS\s+WHEREOF\b[^.]{0,200}?\b(?:as\s+of|on|this)\b[^.;]{0,30})$",
     re.I,

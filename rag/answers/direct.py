@@ -105,51 +105,38 @@ def _jurisdiction(quotes: list[Quote]) -> Opening | None:
     return _withheld(kinds.Asked(kinds.JURISDICTION), quotes)
 
 
-# The words just before a date that say which date it is: the end of the term, the date the
-# agreement takes effect, or the date it is made. A date without them (an option's start, a
-# notice's deadline) answers none of these questions.
-EVENT_BEFORE = {
-    kinds.ENDS: re.compile(
-        r"(?:until|through|expir\w*|end\w*|terminat\w*|no\s+later\s+than|up\s+to\s+and\s+including)"
-        r"\s+(?:on\s+|at\s+)?(?:the\s+)?(?:close\s+of\s+business\s+on\s+)?$",
-        re.I,
-    ),
-    kinds.EFFECTIVE: re.compile(
-        r"(?:effective|commenc\w*|begin\w*|start\w*)\s+(?:on|as\s+of|from)?\s*(?:the\s+)?$", re.I
-    ),
-    kinds.SIGNED: re.compile(
-        r"(?:dated|made|entered\s+into|executed|signed|as\s+of|date\s*:)\s+(?:as\s+of\s+|on\s+|this\s+)?(?:the\s+)?$",
-        re.I,
-    ),
-}
-EVENT_WINDOW = 60
+# The words just before a date that make it the end of the term ("until", "expires on", "no later
+# than"); a date without them (an option's start, a notice's deadline) is no end date.
+ENDS_BEFORE = re.compile(
+    r"(?:until|through|expir\w*|end\w*|terminat\w*|no\s+later\s+than|up\s+to\s+and\s+including)"
+    r"\s+(?:on\s+|at\s+)?(?:the\s+)?(?:close\s+of\s+business\s+on\s+)?$",
+    re.I,
+)
+ENDS_WINDOW = 60
 
 
 def _date(asked: kinds.Asked, quotes: list[Quote], same: list[Passage]) -> Opening | None:
+    """An end date: computed from the term clause, or one the quote says the term ends on, or
+    none at all ("until terminated"). A signing or effective date: the one the document gives its
+    own agreement (preamble, definition, signature block), never a date a quote gives another
+    agreement or event ("the Purchase Agreement dated as of April 7, 2003")."""
     located = _anchors(same)
-    known = {name: anchor for name, (anchor, _) in located.items()}
     if asked.event == kinds.ENDS:
+        known = {name: anchor for name, (anchor, _) in located.items()}
         for quote in quotes:
             end = term_end(quote.text, known)
             if end is not None:
                 return _computed(end, quote, located)
-    if asked.event == kinds.ENDS:
-        endless = _endless(quotes)
-        if endless is not None:
-            return endless
-    stated = _dated_for(asked.event or kinds.SIGNED, quotes)
-    if stated is not None:
-        quote, value = stated
-        return Opening(f"{readable(value.value)} [{quote.source.citation_id}].")  # type: ignore[arg-type]
-    if asked.event != kinds.ENDS:
-        wanted = EFFECTIVE if asked.event == kinds.EFFECTIVE else AGREEMENT
-        name = wanted if wanted in located else AGREEMENT
-        if name in located:
-            anchor, source = located[name]
-            added = Quote(source, _sentence_holding(source.text, anchor))
-            note = " (the date the agreement is made)" if name != wanted else ""
-            return Opening(f"{readable(anchor.value)}{note} [{source.citation_id}].", (added,), leads=True)
-    return _withheld(asked, quotes)
+        opening = _endless(quotes) or _ends_on(quotes)
+        return opening or _withheld(asked, quotes)
+    wanted = EFFECTIVE if asked.event == kinds.EFFECTIVE else AGREEMENT
+    name = wanted if wanted in located else AGREEMENT
+    if name not in located:
+        return _withheld(asked, quotes)
+    anchor, source = located[name]
+    added = Quote(source, _sentence_holding(source.text, anchor))
+    note = " (the date the agreement is made)" if name != wanted else ""
+    return Opening(f"{readable(anchor.value)}{note} [{source.citation_id}].", (added,), leads=True)
 
 
 def _endless(quotes: list[Quote]) -> Opening | None:
@@ -161,13 +148,12 @@ def _endless(quotes: list[Quote]) -> Opening | None:
     return None
 
 
-def _dated_for(event: str, quotes: list[Quote]) -> tuple[Quote, Found] | None:
-    """The first date in the quotes that the words just before it give as the `event`'s."""
-    cue = EVENT_BEFORE[event]
+def _ends_on(quotes: list[Quote]) -> Opening | None:
+    """The first date in the quotes that the words just before it give as the term's end."""
     for quote in quotes:
         for found in dates_in(quote.text):
-            if cue.search(quote.text[max(0, found.start - EVENT_WINDOW) : found.start]):
-                return quote, found
+            if ENDS_BEFORE.search(quote.text[max(0, found.start - ENDS_WINDOW) : found.start]):
+                return Opening(f"{readable(found.value)} [{quote.source.citation_id}].")  # type: ignore[arg-type]
     return None
 
 

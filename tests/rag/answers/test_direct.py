@@ -172,3 +172,15 @@ def test_a_term_that_ends_only_when_terminated_has_no_end_date():
     assert opening("When does this agreement expire?", [Quote(endless, endless.text)], PASSAGES).sentence == (
         "No fixed end date: it runs until terminated [8]."
     )
+
+
+def test_a_date_a_quote_gives_another_agreement_is_never_this_ones():
+    recital = source(
+        "9",
+        "WHEREAS, the parties entered into that certain Stock Purchase Agreement dated as of April 7, 2003.",
+        2,
+    )
+    found = opening("When was this agreement signed?", [Quote(recital, recital.text)], [recital, *PASSAGES])
+    assert found.sentence == "31 October 2019 [2]."  # the preamble's date, not the recital's
+    # With no date of its own in the passages, none is stated.
+    assert opening("When was this agreement signed?", [Quote(recital, recital.text)], [recital]) is None
