@@ -67,7 +67,8 @@ _EFFECTIVE = re.compile(
     r"\beffective\b|\btake\s+effect\b|\bcommenc|\bstart|\bbegin|\bbecome\s+binding\b", re.I
 )
 _ENDS = re.compile(
-    r"\bexpir|\bend\b|\bends\b|\bterminat|\blast\b|\brun\s+(?:out|until)\b|\bfinish|\bover\b", re.I
+    r"\buntil\s+when\b|\bexpir|\bend\b|\bends\b|\bterminat|\blast\b|\brun\s+(?:out|until)\b|\bfinish|\bover\b",
+    re.I,
 )
 
 KIND_CUES = {

@@ -129,14 +129,19 @@ def _date(asked: kinds.Asked, quotes: list[Quote], same: list[Passage]) -> Openi
                 return _computed(end, quote, located)
         opening = _endless(quotes) or _ends_on(quotes)
         return opening or _withheld(asked, quotes)
+    if not asked.event:
+        return None  # a date of what? the quotes answer
     wanted = EFFECTIVE if asked.event == kinds.EFFECTIVE else AGREEMENT
     name = wanted if wanted in located else AGREEMENT
     if name not in located:
         return _withheld(asked, quotes)
     anchor, source = located[name]
     added = Quote(source, _sentence_holding(source.text, anchor))
-    note = " (the date the agreement is made)" if name != wanted else ""
-    return Opening(f"{readable(anchor.value)}{note} [{source.citation_id}].", (added,), leads=True)
+    if name != wanted:  # no Effective Date of its own: the agreement's date, said so, after the quotes
+        return Opening(
+            f"{readable(anchor.value)} (the date the agreement is made) [{source.citation_id}].", (added,)
+        )
+    return Opening(f"{readable(anchor.value)} [{source.citation_id}].", (added,), leads=True)
 
 
 def _endless(quotes: list[Quote]) -> Opening | None:

@@ -26,6 +26,7 @@ from rag.answers.asked import (
         ("When does this agreement take effect?", DATE, EFFECTIVE),
         ("When does the term end?", DATE, ENDS),
         ("What is the expiration date of the lease?", DATE, ENDS),
+        ("Until when does FCC have to supply under its agreement?", DATE, ENDS),
         ("How much notice is needed to prevent renewal?", DURATION, ""),
         ("What's the notice period for non-renewal?", DURATION, ""),
         ("How long is the initial term?", DURATION, ""),
