@@ -11,6 +11,7 @@ the answer stays the quotes alone.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Protocol
@@ -66,15 +67,56 @@ class Opening:
     sentence: str
     added: tuple[Quote, ...] = ()
     leads: bool = False
+    # The lead quote widened by the sentence next to it that holds the value ("… monthly fee in
+    # the amount of $450. The Customer is responsible for paying the recurring monthly fees by
+    # …"): quote this instead of the lead quote ("" when it holds the value as it is).
+    lead_text: str = ""
 
 
 def opening(question: str, quotes: list[Quote], sources: list[Passage]) -> Opening | None:
     """The first sentence for `question`, from `quotes` (one document's, in answer order) and the
     other `sources` of that document; None when the question asks for no typed value or none is
-    stated."""
+    stated. A lead quote that misses the value the sentence just before or after it gives (in the
+    same passage) is widened to hold it (`Opening.lead_text`): a quote never stops short of the
+    number it was meant to show."""
     asked = kinds.asked_value(question)
     if asked is None or not quotes:
         return None
+    found = _stated(asked, quotes, sources)
+    if found is not None or asked.kind == kinds.JURISDICTION:
+        return found
+    for wider in neighbours(quotes[0]):
+        found = _stated(asked, [Quote(quotes[0].source, wider), *quotes[1:]], sources)
+        if found is not None and not found.sentence.startswith(("The ", "No fixed")):
+            return dataclasses.replace(found, lead_text=wider)
+    return None
+
+
+_CAPS_HEADING = re.compile(r"(?:[A-Z][A-Z&/,\-]+\s+){2,}(?=[A-Z][a-z])")
+
+
+def neighbours(quote: Quote) -> list[str]:
+    """The quote with the sentence just before it, then with the one just after it, in its
+    passage (whitespace collapsed, as quotes are); [] when the quote is not found there."""
+    text = quote.source.text
+    words = " ".join(text.split())
+    at = words.find(quote.text)
+    if at < 0:
+        return []
+    spans = snippets.sentence_spans(words)
+    before = [s for s in spans if s[1] <= at]
+    after = [s for s in spans if s[0] >= at + len(quote.text)]
+    wider = []
+    if before:
+        start = before[-1][0]
+        heading = _CAPS_HEADING.match(words, start)  # "RESPONSIBILITIES OF THE CUSTOMER The …"
+        wider.append(words[heading.end() if heading else start : at + len(quote.text)].strip())
+    if after:
+        wider.append(words[at : after[0][1]].strip())
+    return [w for w in wider if len(w) <= 2 * MAX_VALUE_QUOTE]
+
+
+def _stated(asked: kinds.Asked, quotes: list[Quote], sources: list[Passage]) -> Opening | None:
     document = quotes[0].source.document_id
     same = [s for s in sources if s.document_id == document]
     if asked.kind == kinds.JURISDICTION:

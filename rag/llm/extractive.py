@@ -47,6 +47,7 @@ The defaults (balanced, normal, inline_numbers) give the reply described above, 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -443,6 +444,8 @@ def _with_opening(question: str, quotes: list[_Sentence], sources) -> tuple[str,
     found = direct.opening(question, [direct.Quote(q.source, q.text) for q in quotes], list(sources))
     if found is None:
         return "", quotes
+    if found.lead_text:  # the lead quote widened to the sentence holding the value
+        quotes = [dataclasses.replace(quotes[0], text=found.lead_text), *quotes[1:]]
     added = []
     for quote in found.added:
         text = without_planted(quote.text, quote.source)

@@ -184,3 +184,18 @@ def test_a_date_a_quote_gives_another_agreement_is_never_this_ones():
     assert found.sentence == "31 October 2019 [2]."  # the preamble's date, not the recital's
     # With no date of its own in the passages, none is stated.
     assert opening("When was this agreement signed?", [Quote(recital, recital.text)], [recital]) is None
+
+
+def test_a_quote_that_misses_the_value_beside_it_is_widened_to_hold_it():
+    text = (
+        "RESPONSIBILITIES OF THE CUSTOMER The Customer shall pay the recurring monthly fee in the amount "
+        "of $450. The Customer shall pay the recurring monthly fees by the 5th day of each month."
+    )
+    fees = source("10", text, 3)
+    lead = "The Customer shall pay the recurring monthly fees by the 5th day of each month."
+    found = opening("What is the monthly fee?", [Quote(fees, lead)], [fees])
+    assert found.sentence == "$450 [10]."
+    assert found.lead_text == (
+        "The Customer shall pay the recurring monthly fee in the amount of $450. "
+        "The Customer shall pay the recurring monthly fees by the 5th day of each month."
+    )
