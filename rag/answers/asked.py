@@ -62,7 +62,12 @@ _HOW_MUCH = re.compile(
 )
 _PERCENT = re.compile(r"\bpercent(?:age)?\b|\b(?:what|which)\s+(?:\w+\s+){0,2}rates?\b", re.I)
 
-_SIGNED = re.compile(r"\bsign|\bexecut|\bdated\b|\bentered\s+into\b|\bmade\b|\bagreement\s+date\b", re.I)
+# The agreement's own date: signed, executed, dated, made, or "the date of this agreement".
+_SIGNED = re.compile(
+    r"\bsign|\bexecut|\bdated\b|\bentered\s+into\b|\bmade\b|\b(?:agreement|contract)(?:'s)?\s+date\b|"
+    r"\bdate\s+(?:of|on)\s+(?:this|the|its)\s+(?:\w+\s+)?(?:agreement|contract|amendment|addendum|lease|license)\b",
+    re.I,
+)
 _EFFECTIVE = re.compile(
     r"\beffective\b|\btake\s+effect\b|\bcommenc|\bstart|\bbegin|\bbecome\s+binding\b", re.I
 )

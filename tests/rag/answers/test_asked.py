@@ -23,6 +23,7 @@ from rag.answers.asked import (
         ("What law governs this agreement?", JURISDICTION, ""),
         ("Which state's law applies to this contract?", JURISDICTION, ""),
         ("When was this agreement signed?", DATE, SIGNED),
+        ("What is the date of this agreement?", DATE, SIGNED),
         ("When does this agreement take effect?", DATE, EFFECTIVE),
         ("When does the term end?", DATE, ENDS),
         ("What is the expiration date of the lease?", DATE, ENDS),
