@@ -155,6 +155,14 @@ ENDS_BEFORE = re.compile(
     re.I,
 )
 ENDS_WINDOW = 60
+# "This Amendment shall only become effective upon the Closing", "takes effect on June 1, 1998":
+# the clause saying when the agreement takes effect (a date, or a condition).
+EFFECTIVE_SAID = re.compile(
+    r"\b(?:become|becomes|be|is|shall\s+be)\s+effective\s+(?:only\s+)?(?:upon|on|as\s+of|when|from|at)\b|"
+    r"\btakes?\s+effect\b|\bcommence\s+effective\b",
+    re.I,
+)
+EFFECTIVE_WINDOW = 80
 
 
 def _date(asked: kinds.Asked, quotes: list[Quote], same: list[Passage]) -> Opening | None:
@@ -173,6 +181,13 @@ def _date(asked: kinds.Asked, quotes: list[Quote], same: list[Passage]) -> Openi
         return opening or _withheld(asked, quotes)
     if not asked.event:
         return None  # a date of what? the quotes answer
+    if asked.event == kinds.EFFECTIVE:
+        said = EFFECTIVE_SAID.search(quotes[0].text)
+        if said:  # the lead quote says when it takes effect: its date, or its condition, answers
+            dates = dates_in(quotes[0].text[said.end() : said.end() + EFFECTIVE_WINDOW])
+            if not dates:
+                return None
+            return Opening(f"{readable(dates[0].value)} [{quotes[0].source.citation_id}].")  # type: ignore[arg-type]
     wanted = EFFECTIVE if asked.event == kinds.EFFECTIVE else AGREEMENT
     name = wanted if wanted in located else AGREEMENT
     if name not in located:

@@ -199,3 +199,14 @@ def test_a_quote_that_misses_the_value_beside_it_is_widened_to_hold_it():
         "The Customer shall pay the recurring monthly fee in the amount of $450. "
         "The Customer shall pay the recurring monthly fees by the 5th day of each month."
     )
+
+
+def test_a_quote_saying_when_it_takes_effect_answers_over_the_preamble():
+    closing = source("11", "This Amendment shall only become effective upon the Closing.", 3)
+    assert (
+        opening("When does this amendment become effective?", [Quote(closing, closing.text)], PASSAGES)
+        is None
+    )
+    dated = source("12", "This Agreement shall become effective on June 1, 1998 and continue for a year.", 3)
+    found = opening("When does this agreement take effect?", [Quote(dated, dated.text)], PASSAGES)
+    assert found.sentence == "1 June 1998 [12]."
