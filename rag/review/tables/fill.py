@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from rag.models import Chunk, Document, DocumentStatus
 from rag.pipeline.run import run_query
+from rag.retrieval import snippets
 from rag.retrieval.filters import SearchFilters, Visibility
 from rag.retrieval.service import Reader, reader_visibility
 from rag.review.classify import Verdict, review
@@ -225,7 +226,7 @@ def _asked(table: ReviewTable, reader: Reader, column: TableColumn, document: _D
         return {"error": exc.message[:300], "needs_review": True}
     answer = result.get("answer") or result.get("message") or ""
     confidence = result.get("confidence_score")
-    cell = {"answer": _MARKERS.sub("", answer).strip(), "confidence": confidence}
+    cell = {"answer": direct_part(_MARKERS.sub("", answer).strip()), "confidence": confidence}
     cited = [c for c in result.get("citations") or () if c.get("document_id") == document.pk]
     if not result.get("answer") or not cited:
         return {**cell, "needs_review": True}
@@ -241,6 +242,17 @@ def _asked(table: ReviewTable, reader: Reader, column: TableColumn, document: _D
         "page": citation.get("page"),
         "needs_review": confidence is None or confidence < REVIEW_BELOW,
     }
+
+
+def direct_part(answer: str) -> str:
+    """What a cell shows of an answer: its first sentence when that states the answer itself
+    ("Massachusetts law governs.", "31 October 2024: 5 years from the Effective Date, …", "Yes.")
+    with the quote in the cell's own field; the whole answer when it opens with the quote."""
+    spans = snippets.sentence_spans(answer)
+    if not spans:
+        return answer
+    first = answer[spans[0][0] : spans[0][1]].strip()
+    return answer if '"' in first or "\u201c" in first else first
 
 
 def _text_between(table, document: _Document, chunk_id, start, end) -> str | None:
