@@ -259,6 +259,12 @@ CLAUSE_TYPES: tuple[ClauseType, ...] = (
 
 MAX_CLAUSE_TYPES = 2  # a question naming more is not about one clause
 
+# A period as contracts write it: "one (1) year", "thirty (30) days", "an additional year".
+_PERIOD = (
+    r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|eighteen|twenty|thirty|sixty|"
+    r"ninety|an?)[\s\-()0-9]*(?:(?:calendar|full|consecutive|additional)\s+){0,2}(?:day|week|month|year)s?\b"
+)
+
 # Words a contract cannot hold the clause without: one that never uses any of them has no such
 # clause (rag.pipeline.answerability). Only clause types with a subject of their own are listed
 # ("insurance" needs the word; an expiration date needs none); each pattern is broad on purpose.
@@ -289,13 +295,16 @@ EVIDENCE: dict[str, re.Pattern] = {
         "third party beneficiary": r"\bbeneficiar\w*",
         "indemnification": r"\bindemn\w*|\bhold\w* harmless\b|\bdefend\b",
         "confidentiality": r"\bconfiden\w*|\bdisclos\w*|\bproprietary\b|\bsecre\w*",
-        # A term that goes on by itself: renewed, extended, successive or evergreen terms, or a
-        # contract that continues month to month or "thereafter" until notice.
+        # A term that goes on by itself: a renewal or extension tied to a period ("renew for
+        # successive one (1) year terms"), an automatic or year-to-year continuation. A renewal
+        # left to a later agreement ("may be renewed upon mutual written agreement") or a policy
+        # "renewed" is no renewal term.
         "renewal": (
-            r"\brenew\w*|\bsuccessive\b|\bevergreen\b|\b(?:year|month)[- ]to[- ](?:year|month)\b|"
-            r"\bextension\s+(?:term|period)s?\b|\bextend\s+the\s+term\b|\bautomatically\s+(?:continu|extend)\w*|"
+            rf"\b(?:renew\w*|extend\w*|extension|successive|evergreen)\b[^.;]{{0,120}}?\b{_PERIOD}|"
+            rf"\b{_PERIOD}[^.;]{{0,60}}\b(?:renew\w*|successive)|\b(?:year|month)[- ]to[- ](?:year|month)\b|"
+            r"\bautomatic\w*\s+(?:renew|extend|continu)\w*|"
             r"\bcontinue\w*\s+(?:in\s+(?:full\s+)?force\s+(?:and\s+effect\s+)?)?thereafter\b|"
-            r"\badditional\s+(?:\w+\s+){0,2}(?:years?|terms?|periods?)\b"
+            r"\b(?:additional|successive|renewal)\s+(?:\w+\s+){0,2}(?:terms?|periods?)\b"
         ),
         "force majeure": (
             r"\bforce majeure\b|\bact of god\b|\bbeyond (?:its|their|the|such) (?:\w+ )?control\b"

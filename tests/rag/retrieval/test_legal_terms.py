@@ -61,13 +61,20 @@ def test_expansion_appends_the_clause_wording_and_leaves_other_questions_alone()
         ("Is there a non-compete?", "The fee is payable monthly.", ["non-compete"]),
         ("What law governs it?", "This Agreement is construed under the laws of Ohio.", []),
         # Incorporation under a law is no choice of law; a clause choosing one is.
-        ("What law governs it?", "Acme, a corporation organized under the laws of Ohio, and Beta.", ["governing law"]),
+        (
+            "What law governs it?",
+            "Acme, a corporation organized under the laws of Ohio, and Beta.",
+            ["governing law"],
+        ),
         ("What law governs it?", "The laws of England and Wales apply to this Agreement.", []),
         # A term that goes on by itself, in any of the ways contracts say so; a fixed term does not.
         ("Does the agreement renew?", "The term is two years from the Effective Date.", ["renewal"]),
         ("Does the agreement renew?", "It renews for successive one-year terms.", []),
         ("Does the agreement renew?", "Thereafter it is effective month to month until terminated.", []),
         ("Does the agreement renew?", "The Parties may extend the Term for an additional year.", []),
+        # A renewal left to a later agreement, or an insurance policy renewed, is no renewal term.
+        ("Does the agreement renew?", "It may be renewed upon mutual written agreement.", ["renewal"]),
+        ("Does the agreement renew?", "All insurance policies shall be renewed on expiry.", ["renewal"]),
         # An expiration date needs no particular word: never "absent"
         ("When does it expire?", "The fee is payable monthly.", []),
         ("Who signed the memo?", "The fee is payable monthly.", []),
