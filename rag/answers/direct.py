@@ -163,6 +163,21 @@ EFFECTIVE_SAID = re.compile(
     re.I,
 )
 EFFECTIVE_WINDOW = 80
+# Whose taking effect: the agreement's ("This Agreement shall take effect …", "The term of this
+# Agreement shall become effective upon …"), not a fee change's or a notice's.
+_AGREEMENT_SUBJECT = re.compile(
+    r"\b(?:this|the)\s+(?:\w+\s+){0,3}?(?:agreement|amendment|addendum|contract|lease|license)\b[^.;]{0,60}$",
+    re.I,
+)
+_DEFINED_START = re.compile(r"effective\s+date|date\s+first|date\s+hereof|date\s+of\s+this|execution", re.I)
+
+
+def _takes_effect(text: str) -> int | None:
+    """Where the words saying when the agreement takes effect end in `text`, or None."""
+    for said in EFFECTIVE_SAID.finditer(text):
+        if _AGREEMENT_SUBJECT.search(text[max(0, said.start() - 120) : said.start()]):
+            return said.end()
+    return None
 
 
 def _date(asked: kinds.Asked, quotes: list[Quote], same: list[Passage]) -> Opening | None:
@@ -182,12 +197,15 @@ def _date(asked: kinds.Asked, quotes: list[Quote], same: list[Passage]) -> Openi
     if not asked.event:
         return None  # a date of what? the quotes answer
     if asked.event == kinds.EFFECTIVE:
-        said = EFFECTIVE_SAID.search(quotes[0].text)
-        if said:  # the lead quote says when it takes effect: its date, or its condition, answers
-            dates = dates_in(quotes[0].text[said.end() : said.end() + EFFECTIVE_WINDOW])
-            if not dates:
-                return None
-            return Opening(f"{readable(dates[0].value)} [{quotes[0].source.citation_id}].")  # type: ignore[arg-type]
+        said = _takes_effect(quotes[0].text)
+        if said is not None:  # the lead quote says when the agreement takes effect
+            after = quotes[0].text[said : said + EFFECTIVE_WINDOW]
+            dates = dates_in(after)
+            if dates:
+                return Opening(f"{readable(dates[0].value)} [{quotes[0].source.citation_id}].")  # type: ignore[arg-type]
+            if not _DEFINED_START.search(after):
+                return None  # on a condition ("upon the Closing"): the quote answers
+            # "as of the Effective Date": the date the document defines, below
     wanted = EFFECTIVE if asked.event == kinds.EFFECTIVE else AGREEMENT
     name = wanted if wanted in located else AGREEMENT
     if name not in located:

@@ -210,3 +210,18 @@ def test_a_quote_saying_when_it_takes_effect_answers_over_the_preamble():
     dated = source("12", "This Agreement shall become effective on June 1, 1998 and continue for a year.", 3)
     found = opening("When does this agreement take effect?", [Quote(dated, dated.text)], PASSAGES)
     assert found.sentence == "1 June 1998 [12]."
+
+
+def test_an_effective_date_clause_pointing_at_the_defined_date_uses_it_and_a_fee_change_is_no_such_clause():
+    defined = source(
+        "13", "This Agreement shall take effect as of the Effective Date and expire on completion.", 3
+    )
+    found = opening("What is the effective date?", [Quote(defined, defined.text)], PASSAGES)
+    assert found.sentence == "31 October 2019 [2]."
+    fees = source(
+        "14", "Either Party may request a change in Fees, and such change shall take effect on [***].", 3
+    )
+    assert (
+        opening("What is the effective date?", [Quote(fees, fees.text)], PASSAGES).sentence
+        == "31 October 2019 [2]."
+    )
