@@ -102,7 +102,7 @@ _STOP = frozenset(_STOP_WORDS)
 # allowed, whose answer a restriction turns into "No".
 _PERMISSION = re.compile(
     r"^\s*(?:(?:and|so|but),?\s+)?(?:can|may|could|might)\b|"
-    r"^\s*(?:is|are|will)\b[^?]{0,60}?\b(?:allowed|permitted|free|entitled|able)\s+to\b",
+    r"^\s*(?:is|are|will)\b[^?]{0,60}?\b(?:allowed|permitted|permissible|possible|free\s+to|entitled\s+to|able\s+to)\b",
     re.I,
 )
 _WITHOUT = re.compile(r"\bwithout\b", re.I)
