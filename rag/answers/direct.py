@@ -155,6 +155,12 @@ ENDS_BEFORE = re.compile(
     re.I,
 )
 ENDS_WINDOW = 60
+# A clause about the agreement's term: the words a term, its expiry or its duration is written with.
+TERM_WORDS = re.compile(
+    r"\bterm\b|\bexpir|\bcontinu|\bremain\s+in\b|\bin\s+(?:full\s+)?force\b|\bduration\b|\bvalid\b|"
+    r"\bin\s+effect\b|\buntil\b",
+    re.I,
+)
 # "This Amendment shall only become effective upon the Closing", "takes effect on June 1, 1998":
 # the clause saying when the agreement takes effect (a date, or a condition).
 EFFECTIVE_SAID = re.compile(
@@ -189,6 +195,8 @@ def _date(asked: kinds.Asked, quotes: list[Quote], same: list[Passage]) -> Openi
     if asked.event == kinds.ENDS:
         known = {name: anchor for name, (anchor, _) in located.items()}
         for quote in quotes:
+            if not TERM_WORDS.search(quote.text):
+                continue  # "deliver within 45 days from the Execution Date": a deadline, not the term
             end = term_end(quote.text, known)
             if end is not None:
                 return _computed(end, quote, located)

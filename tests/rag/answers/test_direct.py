@@ -225,3 +225,8 @@ def test_an_effective_date_clause_pointing_at_the_defined_date_uses_it_and_a_fee
         opening("What is the effective date?", [Quote(fees, fees.text)], PASSAGES).sentence
         == "31 October 2019 [2]."
     )
+
+
+def test_a_deadline_counted_from_the_effective_date_is_no_end_of_the_term():
+    deadline = source("15", "The Licensee shall deliver the plan within 45 days from the Effective Date.", 3)
+    assert opening("When does this agreement expire?", [Quote(deadline, deadline.text)], PASSAGES) is None
