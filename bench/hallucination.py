@@ -162,6 +162,7 @@ class Answer:
     claims: tuple[Claim, ...]
     extra: dict  # the rest of the JSON reply: follow_ups, confidence, disclaimer
     rewrite_seed: int  # chooses the rewritten form's frames and joins
+    opening: str = ""  # the value stated first ("Delaware law governs [2]."), kept in both forms
 
 
 def from_extractive(query: str, sources: Sequence, reply: dict, *, seed: int) -> Answer | None:
@@ -177,7 +178,9 @@ def from_extractive(query: str, sources: Sequence, reply: dict, *, seed: int) ->
     )
     extra = {key: value for key, value in reply.items() if key not in ("answer", "citations")}
     rewrite_seed = random.Random(f"{seed}:rewrite:{query}").randrange(8)  # noqa: S311 (not security)
-    answer = Answer(query, tuple(sources), claims, extra, rewrite_seed)
+    first = f"{claims[0].title} states:"
+    opening = reply["answer"].split(first, 1)[0].strip() if first in reply["answer"] else ""
+    answer = Answer(query, tuple(sources), claims, extra, rewrite_seed, opening)
     if json.loads(render(answer, "quoted"))["answer"] != reply["answer"]:
         raise RuntimeError("the extractive reply changed format: update from_extractive() and render()")
     return answer
@@ -199,9 +202,10 @@ def render(answer: Answer, form: str) -> str:
             for claim in answer.claims
             if claim.snippet is not None
         ]
-        return json.dumps({"answer": " ".join(parts), "citations": citations, **answer.extra})
+        text = " ".join([answer.opening, *parts] if answer.opening else parts)
+        return json.dumps({"answer": text, "citations": citations, **answer.extra})
     if form == "rewritten":
-        return " ".join(_rewritten(answer))
+        return " ".join([answer.opening, *_rewritten(answer)] if answer.opening else _rewritten(answer))
     raise ValueError(f"unknown form {form!r}")
 
 
