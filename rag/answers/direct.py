@@ -2,7 +2,7 @@
 
 `opening(question, quotes, sources)` reads the quotes an answer is about to give (and the other
 passages of the same document, for the dates it defines) and returns the sentence a lawyer reads
-first — "New York law governs [1].", "90 days [1].", "31 October 2024: 5 years from the Effective
+first — "The laws of New York govern [1].", "90 days [1].", "31 October 2024: 5 years from the Effective
 Date, 31 October 2019 [1][2].", "The amount is redacted in this copy ([***]) [1]." — and any
 passage it had to quote as well (the preamble that dates the agreement). It states only what a
 quoted text says or what follows from it by the arithmetic it shows; otherwise it returns None and
@@ -143,7 +143,7 @@ def _jurisdiction(quotes: list[Quote]) -> Opening | None:
     for quote in quotes:
         found = governing_jurisdiction(quote.text)
         if found is not None:
-            return Opening(f"{found.value} law governs [{quote.source.citation_id}].")
+            return Opening(f"The laws of {found.value} govern [{quote.source.citation_id}].")
     return _withheld(kinds.Asked(kinds.JURISDICTION), quotes)
 
 
@@ -314,8 +314,8 @@ def _nearest(asked: kinds.Asked, quotes: list[Quote], finder) -> tuple[Quote, Fo
             continue
         if role:
             best = max(values, key=lambda v: _role_score(quote.text, v, role))
-            if role != "term" and _role_score(quote.text, best, role)[0] <= 0:
-                continue  # no renewal (or notice) period here: the term's length is not one
+            if _role_score(quote.text, best, role)[0] <= 0:
+                continue  # no period of the kind asked ("within ten (10) days following notice" is no term)
             return quote, best
         lowered = quote.text.lower()
         cue_at = [m.start() for cue in asked.cues for m in re.finditer(re.escape(cue), lowered)]

@@ -246,7 +246,7 @@ def _asked(table: ReviewTable, reader: Reader, column: TableColumn, document: _D
 
 def direct_part(answer: str) -> str:
     """What a cell shows of an answer: its first sentence when that states the answer itself
-    ("Massachusetts law governs.", "31 October 2024: 5 years from the Effective Date, …", "Yes.")
+    ("The laws of Massachusetts govern.", "31 October 2024: 5 years from the Effective Date, …", "Yes.")
     with the quote in the cell's own field; the whole answer when it opens with the quote."""
     spans = snippets.sentence_spans(answer)
     if not spans:

@@ -63,7 +63,10 @@ def test_the_period_asked_for_among_a_term_clauses_periods():
 
 
 def test_the_governing_law_not_the_courts_seat():
-    assert first("What law governs this agreement?", PASSAGES[2]).sentence == "Massachusetts law governs [3]."
+    assert (
+        first("What law governs this agreement?", PASSAGES[2]).sentence
+        == "The laws of Massachusetts govern [3]."
+    )
 
 
 def test_amounts_and_redacted_values():
@@ -230,3 +233,13 @@ def test_an_effective_date_clause_pointing_at_the_defined_date_uses_it_and_a_fee
 def test_a_deadline_counted_from_the_effective_date_is_no_end_of_the_term():
     deadline = source("15", "The Licensee shall deliver the plan within 45 days from the Effective Date.", 3)
     assert opening("When does this agreement expire?", [Quote(deadline, deadline.text)], PASSAGES) is None
+
+
+def test_a_period_of_another_kind_is_no_term():
+    notice = source(
+        "16",
+        "This Agreement shall continue in effect until either Party gives thirty (30) day prior written "
+        "notice.",
+        3,
+    )
+    assert opening("How long does the agreement last?", [Quote(notice, notice.text)], PASSAGES) is None

@@ -40,7 +40,9 @@ def test_the_first_documents_best_window_leads_and_weak_windows_are_not_quoted()
     reply = answer(QUESTION, sources)
     assert reply["citations"][0] == {"id": "3", "doc_id": "1", "snippet": LAW}
     # The value asked for first (rag.answers), then the quote it comes from.
-    assert reply["answer"].startswith(f'Texas law governs [3]. Cano Boyd Sponsorship states: "{LAW}" [3]')
+    assert reply["answer"].startswith(
+        f'The laws of Texas govern [3]. Cano Boyd Sponsorship states: "{LAW}" [3]'
+    )
     # The others score under RELATIVE_WINDOW_SCORE of the lead (and MIN_WINDOW_SCORE): not quoted.
     assert [c["id"] for c in reply["citations"]] == ["3"]
     assert FEES not in reply["answer"] and ASSIGNMENT not in reply["answer"]
@@ -85,7 +87,7 @@ def test_a_heading_leading_the_window_is_not_quoted(heading):
     focus = heading + LAW
     reply = answer(QUESTION, [source("1", 1, focus, 0.97), source("2", 1, ASSIGNMENT, 0.2)])
     assert reply["citations"][0]["snippet"] == LAW
-    assert reply["answer"] == f'Texas law governs [1]. Cano Boyd Sponsorship states: "{LAW}" [1]'
+    assert reply["answer"] == f'The laws of Texas govern [1]. Cano Boyd Sponsorship states: "{LAW}" [1]'
     assert heading.strip() not in reply["answer"]
 
 

@@ -83,7 +83,7 @@ def test_every_document_gets_a_cell_per_column_quoting_its_own_text(tenant, matt
     for title, state in (("Alpha Distribution Agreement", "Delaware"), ("Beta Supply Agreement", "New York")):
         assert state in law[documents[title].pk].quote, law[documents[title].pk].answer
         # The cell states the value (rag.answers); the quote is in its own field.
-        assert law[documents[title].pk].answer == f"{state} law governs."
+        assert law[documents[title].pk].answer == f"The laws of {state} govern."
     assert quoted >= 6  # governing law and the invoices question are quoted in every contract
     invoices = [c for c in cells if c.column_index == 2]
     assert all("thirty (30) days" in c.quote for c in invoices), [c.answer for c in invoices]
