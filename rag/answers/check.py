@@ -13,11 +13,8 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from dateutil.relativedelta import relativedelta
-
-from .values import amounts_in, dates_in, durations_in, governing_jurisdiction, percents_in
-
-_STEP = {"day": "days", "week": "weeks", "month": "months", "quarter": "months", "year": "years"}
+from .dates import after
+from .values import amounts_in, dates_in, governing_jurisdiction, lengths_in, percents_in
 
 
 def unsupported_values(claim: str, passages: list[str]) -> list[str]:
@@ -38,13 +35,7 @@ def unsupported_values(claim: str, passages: list[str]) -> list[str]:
 
 def _computed(starts: set, text: str) -> set[date]:
     """The dates a length written in `text` reaches from a date written there."""
-    reached = set()
-    for length in durations_in(text):
-        count, unit = length.text.split()
-        unit = unit.rstrip("s")
-        step = relativedelta(**{_STEP[unit]: int(float(count)) * (3 if unit == "quarter" else 1)})
-        reached |= {start + step for start in starts}
-    return reached
+    return {after(start, count, unit) for count, unit in lengths_in(text) for start in starts}
 
 
 _DIGITS = re.compile(r"\d[\d,]*(?:\.\d+)?")

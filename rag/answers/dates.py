@@ -18,7 +18,7 @@ from datetime import date
 
 from dateutil.relativedelta import relativedelta
 
-from .values import DURATION, dates_in, number_of
+from .values import DURATION, dates_in, length_of
 
 AGREEMENT = "agreement"
 EFFECTIVE = "effective"
@@ -255,16 +255,10 @@ def _start_name(name: str) -> str:
     return name if name[:1].isupper() or name[:1].isdigit() else name.lower()
 
 
-def _ended(m: re.Match, start: date, start_name: str, span: tuple[int, int]) -> TermEnd | None:
-    unit = m["unit"].lower()
-    if m["paren"]:
-        n = int(m["paren"])
-    elif m["num"]:
-        n = int(float(m["num"]))
-    else:
-        n = number_of(m["word"]) or 0
-    if not n:
-        return None
+def after(start: date, count: float, unit: str) -> date:
+    """`start` plus `count` `unit`s ("day", "week", "month", "quarter", "year"), as a calendar
+    counts them: five years from 31 October 2019 is 31 October 2024."""
+    n = int(count)
     step = {
         "day": relativedelta(days=n),
         "week": relativedelta(weeks=n),
@@ -272,8 +266,16 @@ def _ended(m: re.Match, start: date, start_name: str, span: tuple[int, int]) -> 
         "quarter": relativedelta(months=3 * n),
         "year": relativedelta(years=n),
     }[unit]
-    length = f"{n} {unit}{'' if n == 1 else 's'}"
-    return TermEnd(start + step, start, _start_name(start_name), length, span)
+    return start + step
+
+
+def _ended(m: re.Match, start: date, start_name: str, span: tuple[int, int]) -> TermEnd | None:
+    length = length_of(m)
+    if length is None or not int(length[0]):
+        return None
+    n, unit = int(length[0]), length[1]
+    words = f"{n} {unit}{'' if n == 1 else 's'}"
+    return TermEnd(after(start, n, unit), start, _start_name(start_name), words, span)
 
 
 def readable(value: date) -> str:

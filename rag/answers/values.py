@@ -164,21 +164,31 @@ def number_of(words: str) -> int | None:
     return total or None
 
 
+def length_of(m: re.Match) -> tuple[float, str] | None:
+    """The count and unit a DURATION match says ("five (5) years" → (5, "year")); None for none."""
+    if m["paren"]:
+        n: float | None = int(m["paren"])
+    elif m["num"]:
+        n = float(m["num"])
+    else:
+        n = number_of(m["word"])
+    return (n, m["unit"].lower()) if n else None
+
+
+def lengths_in(text: str) -> list[tuple[float, str]]:
+    """The (count, unit) of every duration written in `text`, in order."""
+    return [length for m in DURATION.finditer(text) if (length := length_of(m)) is not None]
+
+
 def durations_in(text: str) -> list[Found]:
     """The durations written in `text` ("five (5) years", "90 days", "one-year", "a month"), in
     order: value is the length in days (a month 30, a year 365); text names the number and unit."""
     found = []
     for m in DURATION.finditer(text):
-        if m["paren"]:
-            n: float | None = int(m["paren"])
-        elif m["num"]:
-            n = float(m["num"])
-        else:
-            n = number_of(m["word"])
-        if not n:
-            continue
-        unit = m["unit"].lower()
-        found.append(Found(n * _UNITS[unit], m.start(), m.end(), _duration_words(n, unit)))
+        length = length_of(m)
+        if length is not None:
+            n, unit = length
+            found.append(Found(n * _UNITS[unit], m.start(), m.end(), _duration_words(n, unit)))
     return found
 
 
