@@ -26,12 +26,14 @@ ENDS = "ends"
 @dataclass(frozen=True)
 class Asked:
     """A question's typed value: `kind` (one of the constants above), for a date the event
-    (`SIGNED`, `EFFECTIVE`, `ENDS` or ""), and `cues`: the words the value should stand near in
-    the quote (the question's own content words, and the kind's), lower-case stems."""
+    (`SIGNED`, `EFFECTIVE`, `ENDS` or ""), `cues`: the words the value should stand near in the
+    quote (the question's own content words, and the kind's), lower-case stems, and `words`: the
+    question's own among them."""
 
     kind: str
     event: str = ""
     cues: tuple[str, ...] = ()
+    words: tuple[str, ...] = ()
 
 
 _LAW = re.compile(
@@ -128,16 +130,16 @@ def asked_value(question: str) -> Asked | None:
         return None
     cues = _content_stems(text)
     if _LAW.search(text):
-        return Asked(JURISDICTION, cues=cues + KIND_CUES[JURISDICTION])
+        return Asked(JURISDICTION, cues=cues + KIND_CUES[JURISDICTION], words=cues)
     if _HOW_LONG.search(text):
-        return Asked(DURATION, cues=cues + KIND_CUES[DURATION])
+        return Asked(DURATION, cues=cues + KIND_CUES[DURATION], words=cues)
     if _WHEN.search(text):
         event = _date_event(text)
-        return Asked(DATE, event=event, cues=cues + EVENT_CUES.get(event, KIND_CUES[DATE]))
+        return Asked(DATE, event=event, cues=cues + EVENT_CUES.get(event, KIND_CUES[DATE]), words=cues)
     if _PERCENT.search(text):
-        return Asked(PERCENT, cues=cues + KIND_CUES[PERCENT])
+        return Asked(PERCENT, cues=cues + KIND_CUES[PERCENT], words=cues)
     if _HOW_MUCH.search(text):
-        return Asked(AMOUNT, cues=cues + KIND_CUES[AMOUNT])
+        return Asked(AMOUNT, cues=cues + KIND_CUES[AMOUNT], words=cues)
     return None
 
 

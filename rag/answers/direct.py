@@ -71,6 +71,8 @@ class Opening:
     # the amount of $450. The Customer is responsible for paying the recurring monthly fees by
     # …"): quote this instead of the lead quote ("" when it holds the value as it is).
     lead_text: str = ""
+    # False for a sentence that states no value: a redacted or blank one, or a term without end.
+    states_value: bool = True
 
 
 def opening(question: str, quotes: list[Quote], sources: list[Passage]) -> Opening | None:
@@ -87,7 +89,7 @@ def opening(question: str, quotes: list[Quote], sources: list[Passage]) -> Openi
         return found
     for wider in neighbours(quotes[0]):
         found = _stated(asked, [Quote(quotes[0].source, wider), *quotes[1:]], sources)
-        if found is not None and not found.sentence.startswith(("The ", "No fixed")):
+        if found is not None and found.states_value:
             return dataclasses.replace(found, lead_text=wider)
     return None
 
@@ -127,16 +129,12 @@ def _stated(asked: kinds.Asked, quotes: list[Quote], sources: list[Passage]) -> 
     found = _nearest(asked, quotes, finder)
     if found is not None:
         quote, value = found
-        return Opening(f"{_spoken(asked.kind, value)} [{quote.source.citation_id}].")
+        return Opening(f"{value.text} [{quote.source.citation_id}].")
     if asked.kind == kinds.DURATION and PERPETUAL.search(quotes[0].text):
-        return Opening(f"No fixed end: it runs until terminated [{quotes[0].source.citation_id}].")
+        return Opening(
+            f"No fixed end: it runs until terminated [{quotes[0].source.citation_id}].", states_value=False
+        )
     return _withheld(asked, quotes)
-
-
-def _spoken(kind: str, value: Found) -> str:
-    if kind == kinds.DURATION:
-        return value.text[:1].upper() + value.text[1:]
-    return value.text
 
 
 def _jurisdiction(quotes: list[Quote]) -> Opening | None:
@@ -232,7 +230,9 @@ def _endless(quotes: list[Quote]) -> Opening | None:
     length and no end date, only its termination."""
     quote = quotes[0]
     if PERPETUAL.search(quote.text) and not durations_in(quote.text) and not dates_in(quote.text):
-        return Opening(f"No fixed end date: it runs until terminated [{quote.source.citation_id}].")
+        return Opening(
+            f"No fixed end date: it runs until terminated [{quote.source.citation_id}].", states_value=False
+        )
     return None
 
 
@@ -317,8 +317,7 @@ def _nearest(asked: kinds.Asked, quotes: list[Quote], finder) -> tuple[Quote, Fo
             if _role_score(quote.text, best, role)[0] <= 0:
                 continue  # no period of the kind asked ("within ten (10) days following notice" is no term)
             return quote, best
-        lowered = quote.text.lower()
-        cue_at = [m.start() for cue in asked.cues for m in re.finditer(re.escape(cue), lowered)]
+        cue_at = _cue_positions(asked, quote.text)
         if not cue_at:
             return quote, values[0]
         return quote, min(values, key=lambda v: min(_distance(v, at) for at in cue_at))
@@ -326,7 +325,7 @@ def _nearest(asked: kinds.Asked, quotes: list[Quote], finder) -> tuple[Quote, Fo
 
 
 def _role(asked: kinds.Asked) -> str:
-    cues = " ".join(asked.cues[: -len(kinds.KIND_CUES[kinds.DURATION])])
+    cues = " ".join(asked.words)
     for role in ("notice", "renewal"):
         if ROLES[role].search(cues):
             return role
@@ -344,6 +343,12 @@ def _role_score(text: str, value: Found, role: str) -> tuple[int, int]:
     return score, -nearest
 
 
+def _cue_positions(asked: kinds.Asked, text: str) -> list[int]:
+    """Where the question's cues stand in `text` (case ignored)."""
+    lowered = text.lower()
+    return [m.start() for cue in asked.cues for m in re.finditer(re.escape(cue), lowered)]
+
+
 def _distance(value: Found, at: int) -> int:
     if value.start <= at < value.end:
         return 0
@@ -359,8 +364,7 @@ def _withheld(asked: kinds.Asked, quotes: list[Quote]) -> Opening | None:
         marks += blank_dates_in(quote.text)
     if not marks:
         return None
-    lowered = quote.text.lower()
-    cue_at = [m.start() for cue in asked.cues for m in re.finditer(re.escape(cue), lowered)]
+    cue_at = _cue_positions(asked, quote.text)
     mark = min(marks, key=lambda v: min((_distance(v, at) for at in cue_at), default=0))
     if cue_at and min(_distance(mark, at) for at in cue_at) > 150:
         return None
@@ -372,4 +376,7 @@ def _withheld(asked: kinds.Asked, quotes: list[Quote]) -> Opening | None:
         kinds.AMOUNT: "The amount",
         kinds.PERCENT: "The rate",
     }[asked.kind]
-    return Opening(f"{noun} is {how} in this copy ({mark.text.strip()}) [{quote.source.citation_id}].")
+    return Opening(
+        f"{noun} is {how} in this copy ({mark.text.strip()}) [{quote.source.citation_id}].",
+        states_value=False,
+    )
