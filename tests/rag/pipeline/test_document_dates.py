@@ -7,6 +7,9 @@ import pytest
 
 from rag.models import Document
 from rag.pipeline.run import run_query
+from rag.retrieval.service import Reader
+from tenants.models import Role
+from tests.rag.review.contracts import make_confidential
 
 PREAMBLE = (
     'This Supply Agreement is made as of the 31st day of October, 2019 (the "Effective Date") by and '
@@ -91,3 +94,33 @@ def test_a_model_stating_a_date_its_sources_do_not_give_is_flagged_and_not_shown
     assert ctx.result["flags"]["needs_verification"] is True
     assert ctx.result["confidence_score"] <= 0.5
     assert "not written in the passages it cites" in ctx.result["disclaimer"]
+
+
+@pytest.mark.django_db
+def test_the_dating_passages_of_a_document_the_reader_may_not_read_never_reach_the_answer(
+    tenant, other_tenant, case, other_case, ingest_text
+):
+    # The dated contract is confidential in this firm, and another firm holds a copy of it; an
+    # undated contract of this firm is the only one a viewer may read.
+    secret = ingest_text(case, CONTRACT, filename="alfa-hydraspin-supply.txt", title="Alfa Hydraspin Supply")
+    make_confidential(secret)
+    ingest_text(other_case, CONTRACT, filename="theirs.txt", title="Their Supply")
+    ingest_text(case, UNDATED, filename="undated-supply.txt", title="Undated Supply")
+    question = "When was the supply agreement signed?"
+    viewer = run_query(
+        tenant=tenant, question=question, filters={"case_ids": [case.pk]}, use_cache=False, reader=Reader()
+    )
+    shown = str(viewer.result["answer"] or "") + str(viewer.result["message"] or "")
+    assert "2019" not in shown and "31 October" not in shown
+    assert {c["document_id"] for c in viewer.result["citations"]} <= {
+        d.pk for d in Document.objects.filter(tenant=tenant, title="Undated Supply")
+    }
+    # The admin, who may read it, gets the date from the preamble.
+    admin = run_query(
+        tenant=tenant,
+        question=question,
+        filters={"document_ids": [secret.pk]},
+        use_cache=False,
+        reader=Reader(role=Role.ADMIN),
+    )
+    assert admin.result["answer"].startswith("31 October 2019 [")
