@@ -436,7 +436,7 @@ def _from_windows(
 
 def _with_opening(question: str, quotes: list[_Sentence], sources) -> tuple[str, list[_Sentence]]:
     """The answer's first sentence stating the value the question asks for (rag.answers.direct:
-    "New York law governs [1].", "31 October 2024: 5 years from the Effective Date, …"), or "",
+    "The laws of New York govern [1].", "31 October 2024: 5 years from the Effective Date, …"), or "",
     and the quotes with the ones it adds (the passage that dates the agreement) in reading order.
     Only for an answer from one document."""
     if len({q.source.document_id for q in quotes}) != 1:
