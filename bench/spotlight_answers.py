@@ -124,7 +124,7 @@ def _passage(chunk_id: int, text: str):
         source_type="user_upload", doc_type="contract", jurisdiction="", date=None, page_start=1,
         page_end=1, section_title="", char_start=0, char_end=len(text), text=text, snippet=text[:40],
         snippet_start=0, snippet_end=40, similarity_score=0.8, rank_score=0.6, recency_boost=0.0,
-        source_trust=0.5, cosine_similarity=0.5, keyword_score=0.7, routed=False, redacted=False,
+        source_trust=0.5, cosine_similarity=0.5, keyword_score=0.7, routed=False,
     )  # fmt: skip
 
 

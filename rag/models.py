@@ -59,8 +59,8 @@ class DocType(models.TextChoices):
 
 
 class Sensitivity(models.TextChoices):
-    """Confidential documents are readable by tenant admins/owners and the listed readers only;
-    everyone else gets "[REDACTED]" in place of their text."""
+    """Confidential documents are readable by tenant admins/owners and the listed readers only; for
+    everyone else they are never searched, and their titles come from their file names."""
 
     PUBLIC = "public", "Public"
     INTERNAL = "internal", "Internal"

@@ -2,8 +2,9 @@
 the filter bridge that turns a tool call's `filters` into the search's SQL.
 
 Every tool runs for one tenant and one reader: search goes through rag.retrieval (the tenant is
-in the SQL, confidential text is redacted for readers who may not read it) and metadata through
-the tenant-scoped selectors, so another tenant's document is "not found", never a leak. Every tool
+in the SQL, and so are the confidential documents and walled-off cases the reader may not read)
+and metadata through the tenant-scoped selectors, so another tenant's document is "not found",
+never a leak. Every tool
 also runs within the request's scope (scope.py): a call's filters are intersected with the
 request's, and a document outside them is "not found" too.
 

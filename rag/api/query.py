@@ -91,7 +91,6 @@ _EXAMPLE_RESPONSE = {
             "chunk_id": 1187,
             "char_start": 10412,
             "char_end": 10496,
-            "redacted": False,
         }
     ],
     "follow_up_questions": [

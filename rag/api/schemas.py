@@ -143,7 +143,6 @@ class CitationSerializer(serializers.Serializer):
     chunk_id = serializers.IntegerField()
     char_start = serializers.IntegerField(help_text="document.text[char_start:char_end] == snippet")
     char_end = serializers.IntegerField()
-    redacted = serializers.BooleanField()
 
 
 class FlagsSerializer(serializers.Serializer):

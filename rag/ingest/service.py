@@ -28,7 +28,7 @@ from tenants.models import Tenant
 
 from .. import selectors
 from ..models import Case, Chunk, Document, DocumentStatus, IndexVersion, Sensitivity, TitleSource
-from ..pipeline.sanitize import injection_findings
+from ..pipeline.sanitize import injection_findings, prepare_document_scans
 from . import attachments, embedding, limits, queue, scans, titles
 from .chunking import token_estimate
 from .extract import IMAGE_MIMES, TextLimits, detect_kind, extract
@@ -461,6 +461,7 @@ def _ingest(document: Document, *, enqueue_attachments: bool) -> Document:
 
     _set_progress(document, progress=_EMBED_TO, stage="saving passages")
     model_id = embedding.model_id()
+    prepare_document_scans([span.text for span in spans])
     chunks = [
         Chunk(
             tenant_id=document.tenant_id,

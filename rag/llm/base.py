@@ -26,7 +26,7 @@ class Source:
     document_id: int
     title: str
     page: int
-    text: str  # the passage ("[REDACTED]" for a document the reader may not read)
+    text: str  # the passage
     similarity_score: float = 0.0  # retrieval relevance, 0..1
     # The cross-encoder's relevance (0..1) of the passage's best answer window, and that window
     # as it stands in `text` ("" when not reranked, redacted, or cut off by the token budget).

@@ -68,7 +68,7 @@ def comparison_reply(comparison: Comparison, sources, *, citation_style: str = "
 def _quotes(sources: list[Source]) -> list[tuple[Source, str]]:
     """A document's quotes: its best window's clause, and a second window's when it scores nearly
     as well and is other words."""
-    readable = [s for s in sources if s.text.strip() and s.text.strip() != "[REDACTED]"]
+    readable = [s for s in sources if s.text.strip()]
     ranked = sorted(readable, key=lambda s: -(s.answer_score if s.answer_score is not None else -1.0))
     quotes: list[tuple[Source, str]] = []
     for source in ranked:

@@ -78,7 +78,6 @@ RELATIVE_WINDOW_SCORE = 0.3
 MAX_DETAILED_QUOTES = 5
 RAW_AT_HALF = 0.3  # see _confidence
 MAX_SENTENCE_CHARS = 600  # a "sentence" longer than this (a run-on list) is cut at a word end, marked
-REDACTED = "[REDACTED]"
 I_DONT_KNOW = "I don't know."
 DISCLAIMER = "Quoted from the retrieved documents; not legal advice. Verify against the full text."
 _BRACKETS = re.compile(r"\[([^\[\]]*)\]")
@@ -641,7 +640,7 @@ def without_planted(text: str, source: Source) -> str:
 
 
 def _readable(source: Source) -> bool:
-    return bool(source.text.strip()) and source.text.strip() != REDACTED
+    return bool(source.text.strip())
 
 
 def _same_place(quote: _Sentence, sentence: _Sentence) -> bool:

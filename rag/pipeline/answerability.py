@@ -63,7 +63,7 @@ def answerability(result: RetrievalResult, question: str) -> float | None:
     windows = [p for p in result.passages if _window(p)]
     routed = {d.document_id for d in result.routing.documents}
     named = [p for p in result.passages if p.document_id in routed]
-    if named and not any(p.redacted for p in named):
+    if named:
         windows = [p for p in windows if p.document_id in routed]
         if not windows:
             return 0.0  # the named document has nothing the reranker could read as an answer

@@ -65,7 +65,6 @@ def sample_passages(texts: Sequence[str]) -> list[Passage]:
                 cosine_similarity=1.0,
                 keyword_score=1.0,
                 routed=False,
-                redacted=False,
             )
         )
     return passages

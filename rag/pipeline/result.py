@@ -152,7 +152,7 @@ def refreshed_cached_result(ctx: QueryContext) -> dict:
 def redactions_applied(ctx) -> bool:
     """Whether the request's scope held confidential documents its reader may not read."""
     visibility = ctx.config.filters.visibility
-    return bool(visibility and visibility.withheld) or bool(ctx.context and ctx.context.redactions)
+    return bool(visibility and visibility.withheld)
 
 
 def flags(ctx: QueryContext) -> dict:
@@ -261,7 +261,7 @@ def _timing(ctx: QueryContext) -> dict:
 def _citation(entry: ContextEntry, quote: str) -> dict:
     passage = entry.passage
     snippet, start, end = passage.snippet, passage.snippet_start, passage.snippet_end
-    located = _locate(quote, entry.source.text) if quote and not passage.redacted else None
+    located = _locate(quote, entry.source.text) if quote else None
     if located is not None:
         snippet = entry.source.text[located[0] : located[1]]
         start, end = passage.char_start + located[0], passage.char_start + located[1]
@@ -280,7 +280,6 @@ def _citation(entry: ContextEntry, quote: str) -> dict:
         "chunk_id": passage.chunk_id,
         "char_start": start,
         "char_end": end,
-        "redacted": passage.redacted,
     }
 
 

@@ -25,6 +25,8 @@ the question's embedding trained on public attacks against ordinary legal questi
 injection): only the instruction-like patterns, since contracts legitimately contain "System:"
 headings, SQL-looking fragments and dense punctuation, plus the shapes of planted instructions
 (`rag.security.planted`: orders about the reply, chat turns, outside links, code, task switches).
+What those let through may still be flagged as `learned_instruction`: a probe over the embeddings
+of a passage's request-shaped sentences (`rag.security.planted_model`, issue #33).
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ from django.conf import settings
 from rag.pipeline.tokens import count_tokens
 from rag.pipeline.typed_injection import looks_like_typed_injection
 from rag.security.injection_model import looks_like_injection
-from rag.security.planted import PLANTED_SHAPES, planted_findings
+from rag.security.planted import PLANTED_SHAPES, instruction_candidates, planted_findings
+from rag.security.planted_model import looks_planted, sentence_scores
 from ragsite.exceptions import ConfigurationError, InvalidQuery, PromptInjectionDetected
 
 logger = logging.getLogger(__name__)
@@ -347,6 +350,7 @@ INJECTION_PATTERNS: dict[str, tuple[str, ...]] = {
     "encoded_payload": ("query",),
     "typed_injection": ("query",),
     "learned_injection": ("query",),
+    "learned_instruction": ("document",),
     "unicode_tag_smuggling": SCOPES,
     **{name: ("document",) for name in PLANTED_SHAPES},
 }
@@ -448,16 +452,27 @@ def _scan_texts(text: str) -> list[str]:
 def injection_findings(text: str, *, scope: str = "query", learned: bool | None = None) -> list[str]:
     """Names of the injection patterns found in `text` (see `INJECTION_PATTERNS`), in a fixed order;
     empty when none. `scope="document"` (retrieved passages) checks only the instruction-like ones.
-    `learned`: whether a question the rules let through goes to the learned detector
-    (`learned_injection`; default RAG_INJECTION_MODEL, query scope only)."""
+    `learned`: whether a text the rules let through goes to a learned detector (default
+    RAG_INJECTION_MODEL): a question to `learned_injection`, a passage's candidate sentences to
+    `learned_instruction`."""
     if scope not in SCOPES:
         raise ValueError(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
     if not text:
         return []
-    learned = scope == "query" and (settings.RAG_INJECTION_MODEL if learned is None else learned)
+    learned = settings.RAG_INJECTION_MODEL if learned is None else learned
     if len(text) > _MEMO_MAX_CHARS:
         return list(_scan(text, scope, learned))
     return list(_memo_scan(text, scope, learned))
+
+
+def prepare_document_scans(texts: list[str]) -> None:
+    """Score the candidate sentences of all `texts` for the learned planted-instruction detector in
+    one batch, so the scans of the passages one by one that follow (ingest, the context builder)
+    find their scores remembered instead of embedding a sentence or two per call."""
+    if settings.RAG_INJECTION_MODEL:
+        candidates = [s for text in texts if text for s in instruction_candidates(_clean_lines(text))]
+        if candidates:
+            sentence_scores(candidates)
 
 
 # A query is scanned twice (the API's injection budget, then sanitize) and the same passages come
@@ -490,8 +505,10 @@ def _scan(text: str, scope: str, learned: bool = False) -> tuple[str, ...]:
     if scope == "query" and not found and any(looks_like_typed_injection(view) for view in views):
         found.add("typed_injection")
     # What the rules let through may still read as an attack to the learned detector (issue #33).
-    if learned and not found and looks_like_injection(clean_text(text)):
+    if learned and not found and scope == "query" and looks_like_injection(clean_text(text)):
         found.add("learned_injection")
+    if learned and not found and scope == "document" and looks_planted(_clean_lines(text)):
+        found.add("learned_instruction")
     return tuple(name for name in INJECTION_PATTERNS if name in found)
 
 

@@ -54,7 +54,6 @@ from .rerank import WindowScore, get_reranker, score_passages
 from .routing import RoutedDocument, Routing, generic_reference, route
 from .session import positive_int, retrying_lost_connection
 
-REDACTED = "[REDACTED]"
 MAX_TOP_K = 100
 MAX_CANDIDATE_POOL = 1000
 # Share of a routed passage's relevance that comes from its document matching the reference.
@@ -82,8 +81,9 @@ class Reader:
 
 @dataclass(frozen=True)
 class Passage:
-    """One retrieved passage with everything a citation needs. `text` and `snippet` are
-    "[REDACTED]" when `redacted`; offsets always index `Document.text`."""
+    """One retrieved passage with everything a citation needs; offsets always index `Document.text`.
+    A passage the reader may not read is never retrieved (confidential and walled-off text is
+    filtered inside the search SQL, `filters.Visibility`)."""
 
     chunk_id: int
     document_id: int
@@ -109,7 +109,6 @@ class Passage:
     cosine_similarity: float | None
     keyword_score: float | None
     routed: bool
-    redacted: bool
     # The cross-encoder's relevance of the passage's best answer window (None: not reranked) and
     # that window's span in the document (the snippet is cut around it).
     answer_score: float | None = None
@@ -122,8 +121,8 @@ class Passage:
 
     @property
     def answer_span(self) -> tuple[int, int] | None:
-        """The answer window as offsets into `text` (None: not reranked, or redacted)."""
-        if self.redacted or self.answer_start is None or self.answer_end is None:
+        """The answer window as offsets into `text` (None: not reranked)."""
+        if self.answer_start is None or self.answer_end is None:
             return None
         return self.answer_start - self.char_start, self.answer_end - self.char_start
 
@@ -719,7 +718,6 @@ def _passages(tenant, kept, documents, reader: Reader, question: str, size: int)
                 cosine_similarity=candidate.hit.similarity,
                 keyword_score=candidate.hit.keyword_score,
                 routed=candidate.routed,
-                redacted=False,
                 **_answer_window(candidate, chunk, opening=char_start),
                 filename=document.original_filename,
                 chunk_index=chunk.index,

@@ -288,7 +288,7 @@ def _searched(
         routing_enabled=False,
         max_chunks=PASSAGES_PER_SIDE,
     )
-    passages = [p for p in result.passages if p.document_id == side.document_id and not p.redacted]
+    passages = [p for p in result.passages if p.document_id == side.document_id]
     if not passages or missing_clause(tenant, result, asked.question, own) is not None:
         return Side(side.name, side.document_id, side.title, (), missing)
     score = answerability(result, asked.question)

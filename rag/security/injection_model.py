@@ -87,28 +87,45 @@ def from_json(data: dict) -> InjectionModel:
 
 
 def save(model: InjectionModel, path: Path = MODEL_FILE) -> None:
-    """Write `model` to `path` (and forget the one loaded, so the next call reads it)."""
-    global _loaded, _load_tried
+    """Write `model` to `path` (and forget the one loaded from there, so the next call reads it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(model.as_json(), separators=(",", ":")) + "\n")
     with _lock:
-        _loaded, _load_tried = None, False
+        _loaded.pop(path, None)
 
 
 _lock = threading.Lock()
-_loaded: InjectionModel | None = None
-_load_tried = False
+_loaded: dict[Path, InjectionModel | None] = {}
+
+
+def packaged(path: Path) -> InjectionModel | None:
+    """The model stored at `path` (read once per process), or None when there is none."""
+    with _lock:
+        if path not in _loaded:
+            _loaded[path] = from_json(json.loads(path.read_bytes())) if path.is_file() else None
+        return _loaded[path]
 
 
 def injection_model() -> InjectionModel | None:
-    """The packaged model (read once per process), or None when there is none."""
-    global _loaded, _load_tried
-    with _lock:
-        if not _load_tried:
-            _load_tried = True
-            if MODEL_FILE.is_file():
-                _loaded = from_json(json.loads(MODEL_FILE.read_bytes()))
-        return _loaded
+    """The packaged question model (read once per process), or None when there is none."""
+    return packaged(MODEL_FILE)
+
+
+def embedding_scores(texts: list[str], model: InjectionModel | None) -> np.ndarray | None:
+    """`model`'s score of each of `texts`, or None when it cannot apply (no model, a model trained
+    for another embedding model, the embedding model missing, or no texts)."""
+    from django.conf import settings
+
+    from rag.ingest import embedding
+
+    if model is None or not texts or model.embedding_model != settings.EMBEDDING_MODEL:
+        return None
+    try:
+        vectors = embedding.embed(texts)
+    except embedding.EmbeddingModelUnavailable as exc:
+        logger.warning("Learned injection detector skipped: %s", exc)
+        return None
+    return model.window_scores(vectors)
 
 
 def windows(text: str) -> list[str]:
@@ -127,20 +144,8 @@ def windows(text: str) -> list[str]:
 def model_score(text: str, model: InjectionModel | None = None) -> float | None:
     """The model's score of `text` (its highest window's), or None when no model applies (none
     packaged, trained for another embedding model, the embedding model missing, or no text)."""
-    from django.conf import settings
-
-    from rag.ingest import embedding
-
-    model = model or injection_model()
-    pieces = windows(text)
-    if model is None or not pieces or model.embedding_model != settings.EMBEDDING_MODEL:
-        return None
-    try:
-        vectors = embedding.embed(pieces)
-    except embedding.EmbeddingModelUnavailable as exc:
-        logger.warning("Learned injection detector skipped: %s", exc)
-        return None
-    return float(model.window_scores(vectors).max())
+    scores = embedding_scores(windows(text), model or injection_model())
+    return None if scores is None else float(scores.max())
 
 
 def looks_like_injection(text: str) -> bool:

@@ -222,11 +222,17 @@ def _sentences(text: str) -> list[str]:
     return [part.strip() for part in _SENTENCE_END.split(text) if part and part.strip()]
 
 
+def _request_shaped(sentence: str) -> bool:
+    """Whether `sentence` has the form of a request: a whole sentence of a few words (headings,
+    table cells and fragments are none)."""
+    return len(sentence.split()) >= _MIN_WORDS and sentence.endswith((".", "?", "!", ":", "'", '"', "\u201d"))
+
+
 def _task_switch(sentence: str) -> bool:
     """Whether `sentence` is a task given to an assistant: a request (an assistant's verb, a direct
     question, or a duty verb) with the reader or asker addressed, or without any contract word."""
-    if len(sentence.split()) < _MIN_WORDS or not sentence.endswith((".", "?", "!", ":", "'", '"', "\u201d")):
-        return False  # headings, table cells and fragments are no requests
+    if not _request_shaped(sentence):
+        return False
     person = bool(_PERSON.search(sentence))
     off_topic = not _CONTRACT_WORDS.search(sentence)
     if _TASK_VERB.match(sentence) or _QUESTION.match(sentence):
@@ -235,6 +241,22 @@ def _task_switch(sentence: str) -> bool:
     if not sentence[0].isupper() or sentence.split()[0].isupper():
         return False  # a clause cut at a line break, or a heading in capitals
     return (bool(_DUTY_VERB.match(sentence)) and person) or (bool(_ERRAND_VERB.match(sentence)) and off_topic)
+
+
+def instruction_candidates(text: str) -> list[str]:
+    """The sentences of `text` that could be an instruction planted for an assistant, for the
+    learned detector to read (`rag.security.planted_model`): whole sentences, starting with a
+    capital (not a heading in capitals), that address a person ("you", "my") or hold no contract
+    word. About 7 % of a contract's sentences qualify, so the detector embeds few of them."""
+    out = []
+    for sentence in _sentences(_normal(text)):
+        first = sentence.split()[0] if sentence.strip() else ""
+        heading = first.isupper() and len(first) > 1  # "TERM AND TERMINATION", not "I need ..."
+        if not _request_shaped(sentence) or not sentence[0].isupper() or heading:
+            continue
+        if _PERSON.search(sentence) or not _CONTRACT_WORDS.search(sentence):
+            out.append(sentence)
+    return list(dict.fromkeys(out))
 
 
 def _normal(text: str) -> str:
@@ -270,6 +292,7 @@ _LABELS = {
     "output_transform": "asks to encode or transform the output",
     "planted_order": "gives orders to the reader (follow, before answering, when asked ...)",
     "task_switch": "gives the assistant another task",
+    "learned_instruction": "reads as an instruction to an assistant (learned detector)",
 }
 
 

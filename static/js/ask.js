@@ -218,7 +218,7 @@
           el("a", { href: passageUrl(c, result.request_id), class: "citation-link", text: c.title }),
           el("span", { class: "muted", text: ` · page ${c.page}${c.page_end && c.page_end !== c.page ? `–${c.page_end}` : ""}` }),
           el("blockquote", { text: c.snippet }),
-          el("span", { class: "muted small", text: `similarity ${score(c.similarity_score)} · rank ${score(c.rank_score)}${c.redacted ? " · redacted" : ""}` })));
+          el("span", { class: "muted small", text: `similarity ${score(c.similarity_score)} · rank ${score(c.rank_score)}` })));
       }
       answerBox.append(el("h3", { text: "Sources" }), list);
     }

@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand
 
 from rag.ingest import embedding
 from rag.pipeline.sanitize import injection_findings
-from rag.security import injection_model, injection_train
+from rag.security import injection_model, injection_train, planted_model, planted_train
 
 _REPO = Path(settings.BASE_DIR)
 _SHARED = next(
@@ -27,20 +27,31 @@ class Command(BaseCommand):
     help = (
         "Train the learned prompt-injection detector (rag/security/injection_model.py) on the hostile dev "
         "split against ordinary questions and contract passages, print rules vs rules+model held out "
-        "(by attack family, by question source, random 5-fold) and write the model JSON."
+        "(by attack family, by question source, random 5-fold) and write the model JSON. With --planted, "
+        "the planted-instruction detector for documents (rag/security/planted_model.py) instead."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("--dev", default=str(_SHARED / "hostile" / "dev.jsonl"))
         parser.add_argument("--shared", default=str(_SHARED), help="holds natural/, cuad-review/, ...")
         parser.add_argument("--questions", default=str(_REPO / "tests" / "security" / "legal_questions.json"))
-        parser.add_argument("--out", default=str(injection_model.MODEL_FILE))
+        parser.add_argument("--out", help="where to write the model (default: the packaged file)")
+        parser.add_argument(
+            "--planted", action="store_true", help="train the planted-instruction detector for documents"
+        )
+        parser.add_argument(
+            "--shapes",
+            default=str(_REPO / "tests" / "security" / "planted_shapes.json"),
+            help="with --planted",
+        )
         parser.add_argument("--no-save", action="store_true", help="cross-validate only")
         parser.add_argument("--c", type=float, default=injection_train.PROBE_C, help="inverse regularisation")
         parser.add_argument("--figures", help="write the cross-validation counts here as JSON")
         parser.add_argument("--cache", help="keep the window embeddings in this .npz (and reuse them)")
 
     def handle(self, *args, **options):
+        if options["planted"]:
+            return self._planted(options)
         items = injection_train.load(
             Path(options["dev"]), Path(options["shared"]), Path(options["questions"])
         )
@@ -64,10 +75,28 @@ class Command(BaseCommand):
             model = injection_train.train_final(
                 items, vectors, embedding_model=embedding.model_id(), c=options["c"]
             )
-            injection_model.save(model, Path(options["out"]))
-            self.stdout.write(
-                f"\nwrote {options['out']} (threshold {model.threshold:.3f}; {model.trained_on})"
+            out = Path(options["out"] or injection_model.MODEL_FILE)
+            injection_model.save(model, out)
+            self.stdout.write(f"\nwrote {out} (threshold {model.threshold:.3f}; {model.trained_on})")
+
+    def _planted(self, options) -> None:
+        examples = planted_train.load(
+            Path(options["dev"]),
+            Path(options["shapes"]),
+            Path(options["shared"]) / "cuad-full-corpus" / "cuad",
+        )
+        vectors = planted_train.embed_all(examples, embedding.embed, progress=self._progress)
+        result = planted_train.cross_validate(examples, vectors, c=options["c"], progress=self._progress)
+        self.stdout.write(planted_train.render(result))
+        if options["figures"]:
+            Path(options["figures"]).write_text(json.dumps(result, indent=1))
+        if not options["no_save"]:
+            model = planted_train.train_final(
+                examples, vectors, embedding_model=embedding.model_id(), c=options["c"]
             )
+            out = Path(options["out"] or planted_model.MODEL_FILE)
+            injection_model.save(model, out)
+            self.stdout.write(f"\nwrote {out} (threshold {model.threshold:.3f}; {model.trained_on})")
 
     def _progress(self, message: str) -> None:
         self.stderr.write(message)

@@ -88,7 +88,6 @@ class BuildContextStage:
             dropped=len(built.dropped_chunk_ids),
             tokens=built.tokens,
             budget=built.budget,
-            redactions=built.redactions,
             injection_flagged=list(built.injection_flagged),
         )
         if not built.entries and not ctx.config.dry_run:

@@ -12,7 +12,6 @@ def passage(chunk_id: int, score: float) -> Passage:
         jurisdiction="", date=None, page_start=1, page_end=1, section_title="", char_start=0, char_end=1,
         text="x", snippet="x", snippet_start=0, snippet_end=1, similarity_score=score, rank_score=score,
         recency_boost=0.0, source_trust=0.5, cosine_similarity=None, keyword_score=None, routed=False,
-        redacted=False,
     )  # fmt: skip
 
 

@@ -88,13 +88,6 @@ def test_nothing_in_common_is_i_dont_know():
     assert reply["citations"] == [] and reply["follow_ups"] == []
 
 
-def test_redacted_passages_are_never_quoted():
-    redacted = Source(citation_id="3", document_id=13, title="Sealed", page=1, text="[REDACTED]")
-    reply = answer("What is the governing law?", [redacted, MSA])
-    assert [c["id"] for c in reply["citations"]] == ["2"]
-    assert answer("What is the governing law?", [redacted])["answer"] == I_DONT_KNOW
-
-
 @pytest.mark.parametrize("count", [0, 1, 2, 4])
 def test_exactly_the_requested_number_of_follow_ups(count):
     follow_ups = answer("What is the governing law?", [LEASE, MSA], follow_up_count=count)["follow_ups"]

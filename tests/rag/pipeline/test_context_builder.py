@@ -11,12 +11,11 @@ from rag.pipeline import tokens
 from rag.pipeline.context_builder import (
     INJECTION_NOTICE,
     MIN_PARTIAL_TOKENS,
-    REDACTION_NOTICE,
     citation_ids,
     new_boundary,
 )
 from rag.pipeline.context_builder import build_context as build_with_random_boundary
-from rag.retrieval.service import REDACTED, Passage
+from rag.retrieval.service import Passage
 
 CLAUSE = (
     "The Supplier shall deliver item number {n} within {days} business days of the order, at its own "
@@ -56,7 +55,6 @@ def passage(chunk_id: int, text: str = "The Tenant shall pay rent monthly in adv
         "cosine_similarity": 0.5,
         "keyword_score": 0.7,
         "routed": False,
-        "redacted": False,
         **fields,
     }
     return Passage(**values)
@@ -94,7 +92,7 @@ def test_one_block_has_the_documented_fence_format():
     assert (source.citation_id, source.document_id, source.title, source.page) == ("1", 42, "Master Lease", 3)
     assert source.text == item.text and source.similarity_score == 0.8123
     assert built.tokens == tokens.count_tokens(built.text) == entry.tokens
-    assert built.budget == 3000 and built.dropped_chunk_ids == () and built.redactions == 0
+    assert built.budget == 3000 and built.dropped_chunk_ids == ()
 
 
 def test_empty_attributes_are_left_out_and_single_pages_are_one_number():
@@ -183,25 +181,6 @@ def test_the_context_never_exceeds_its_budget(style):
         built = build_context(items, citation_style=style, token_budget=budget)
         assert tokens.count_tokens(built.text) <= budget, budget
         assert built.tokens <= budget, budget
-
-
-def test_a_redacted_passage_keeps_its_block_with_a_notice_instead_of_text():
-    secret = passage(2, REDACTED, redacted=True, snippet=REDACTED, title="Settlement memo")
-    built = build_context([passage(1), secret], citation_style="inline_numbers", token_budget=3000)
-    header, body = blocks(built.text)[1]
-    assert 'redacted="true"' in header and 'title="Settlement memo"' in header
-    assert body == REDACTION_NOTICE
-    assert built.redactions == 1
-    assert built.sources[1].text == REDACTED
-
-
-def test_a_redacted_passage_is_dropped_rather_than_shortened():
-    secret = passage(2, REDACTED, redacted=True)
-    first = build_context([passage(1, LONG_TEXT)], citation_style="inline_numbers", token_budget=100_000)
-    built = build_context(
-        [passage(1, LONG_TEXT), secret], citation_style="inline_numbers", token_budget=first.tokens + 20
-    )
-    assert built.dropped_chunk_ids == (2,) and built.redactions == 0
 
 
 def test_a_passage_phrased_as_instructions_is_flagged_and_carries_the_notice():

@@ -47,7 +47,6 @@ CITATION_KEYS = {
     "chunk_id",
     "char_start",
     "char_end",
-    "redacted",
 }
 FLAG_KEYS = {
     "hallucination_warning",

@@ -6,7 +6,6 @@ import re
 
 import pytest
 
-from rag.llm.extractive import ExtractiveProvider
 from rag.models import AuditLog, Sensitivity
 from rag.pipeline.context_builder import INJECTION_NOTICE
 from rag.pipeline.run import run_query
@@ -271,21 +270,6 @@ def test_a_cleared_readers_cached_answer_is_never_served_to_a_viewer(tenant, set
     ctx = run_query(tenant=tenant, question=SETTLEMENT_QUESTION, user_id=viewer.pk)
     assert not ctx.cache_hit
     assert "7,250,000" not in json.dumps(ctx.result)
-
-
-def test_the_extractive_model_has_nothing_to_quote_from_a_redacted_source():
-    from rag.llm import GenerationRequest, Source
-
-    request = GenerationRequest(
-        system="s",
-        prompt="p",
-        question=SETTLEMENT_QUESTION,
-        sources=(
-            Source(citation_id="1", document_id=1, title="Settlement memorandum", page=1, text="[REDACTED]"),
-        ),
-    )
-    reply = json.loads(ExtractiveProvider().generate(request).text)
-    assert reply["answer"] == "I don't know." and reply["citations"] == []
 
 
 @pytest.mark.django_db
