@@ -439,7 +439,6 @@ def test_build_context_fences_the_kept_passages(tenant, corpus):
         "dropped": 0,
         "tokens": tokens.count_tokens(ctx.context.text),
         "budget": 3000,
-        "redactions": 0,
         "injection_flagged": [],
     }
     assert ctx.halted is None
