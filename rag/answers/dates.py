@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from datetime import date
@@ -146,7 +147,7 @@ _FROM = (
 # shall have a duration of two years", "beginning on the Effective Date and ending two (2) years
 # thereafter" (or the length first: "for a period of four (4) years, commencing on the Effective Date").
 _STARTS = re.compile(
-    r"\b(?i:commenc\w*|begin\w*|began|start\w*|effective|in\s+effect)\s+(?i:on|as\s+of|upon|from|with)\s+"
+    r"\b(?i:commenc\w*|begin\w*|began|start\w*|effective|in\s+effect|takes?\s+effect)\s+(?i:on|as\s+of|upon|from|with)\s+"
     + _START.replace(
         "(?P<start>", r"(?P<start>(?:[A-Z][a-z]+\.?\s+\d{1,2},?\s+\d{4}|\d{1,2}\s+[A-Za-z]+\.?,?\s+\d{4})|"
     ),
@@ -156,6 +157,7 @@ _LASTS = re.compile(
     re.I,
 )
 _THEREAFTER = re.compile(r"^\s*(?:thereafter|after\s+that)", re.I)
+_DEADLINE = re.compile(r"\bwithin\s*$", re.I)
 # Words just before a length that make it a renewal's or a notice's, and just after it a notice's.
 _OTHER_ROLE_BEFORE = re.compile(r"renew|successive|additional|extension|notice|prior", re.I)
 _NOTICE_AFTER = re.compile(r"^\W*(?:\w+\W+){0,2}?(?:notice|prior|advance)", re.I)
@@ -176,12 +178,68 @@ class TermEnd:
     start_name: str
     length: str
     span: tuple[int, int]
+    # Why the start is presumed, not read ("" when the document dates it): PRESUMED_UNDATED (the
+    # Effective Date is defined without a date, so the agreement's date stands in) or
+    # PRESUMED_UNSTARTED (the clause gives the term's length and no start).
+    presumed: str = ""
+
+
+PRESUMED_UNDATED = "undated"
+PRESUMED_UNSTARTED = "unstarted"
 
 
 def term_end(clause: str, known: dict[str, Anchor]) -> TermEnd | None:
     """The date the term `clause` describes ends, when it gives a length from a start the clause or
-    `known` (the document's anchors) dates; None otherwise."""
+    `known` (the document's anchors) dates. Where the document dates no start but dates itself, the
+    end counted from the agreement's date, marked `presumed` (a lawyer's working assumption, said
+    as one): an Effective Date defined without a date ("the date of the last signature"), or a
+    term with no start at all ("The term of this Agreement is twenty-four (24) months"). None
+    otherwise."""
+    found = _dated_term_end(clause, known)
+    if found is not None or AGREEMENT not in known:
+        return found
+    if EFFECTIVE not in known:
+        found = _dated_term_end(clause, {**known, EFFECTIVE: known[AGREEMENT]})
+        if found is not None and found.start_name.lower() in _EFFECTIVE_NAMES:
+            return dataclasses.replace(found, presumed=PRESUMED_UNDATED)
+    return _unstarted(clause, known)
+
+
+_EFFECTIVE_NAMES = ("effective date", "commencement date", "start date")
+_NAMED_START = re.compile(
+    r"\b(?:from|after|following|(?:commenc|beginn|start)ing\s+(?:on|with))\s+(?:the\s+)?[\"\u201c]?[A-Z]"
+)
+# The agreement's own term given as a length: "The term of this Agreement is twenty-four (24)
+# months", "shall be for an initial term of five (5) years", "The term … will be for 12 months".
+_TERM_IS = re.compile(
+    r"\bterm\b(?:\s+of\s+(?:this|the)\s+\w+)?[^.;()]{0,30}?\b(?:is|be|of|for)\s+(?:an?\s+)?(?:period\s+of\s+)?$"
+    r"|\binitial\s+(?:term|period)\s+(?:of|is|shall\s+be)\s+$",
+    re.I,
+)
+
+
+def _unstarted(clause: str, known: dict[str, Anchor]) -> TermEnd | None:
+    """A term given as a length with no start, counted from the Effective Date the document dates,
+    else its date (presumed)."""
+    if _STARTS.search(clause) or _NAMED_START.search(clause):
+        return None  # it names a start the document does not date ("following the RFS Date")
+    anchor = known.get(EFFECTIVE) or known.get(AGREEMENT)
     for m in DURATION.finditer(clause):
+        lead = clause[max(0, m.start() - 60) : m.start()]
+        if not _TERM_IS.search(lead) or _OTHER_ROLE_BEFORE.search(clause[max(0, m.start() - 25) : m.start()]):
+            continue
+        if _NOTICE_AFTER.match(clause[m.end() : m.end() + 30]):
+            continue
+        name = "Effective Date" if anchor.name == EFFECTIVE else "date of this agreement"
+        found = _ended(m, anchor.value, name, m.span())
+        return dataclasses.replace(found, presumed=PRESUMED_UNSTARTED) if found else None
+    return None
+
+
+def _dated_term_end(clause: str, known: dict[str, Anchor]) -> TermEnd | None:
+    for m in DURATION.finditer(clause):
+        if _DEADLINE.search(clause[max(0, m.start() - 12) : m.start()]):
+            continue  # "executing a supply agreement within forty-five (45) days of the Execution Date"
         tail = clause[m.end() : m.end() + 120]
         linked = re.match(_FROM + _START, tail, re.I)
         if linked:

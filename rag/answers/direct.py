@@ -19,7 +19,17 @@ from typing import Protocol
 from rag.retrieval import snippets
 
 from . import asked as kinds
-from .dates import AGREEMENT, EFFECTIVE, Anchor, TermEnd, anchors, readable, term_end
+from .dates import (
+    AGREEMENT,
+    EFFECTIVE,
+    PRESUMED_UNDATED,
+    PRESUMED_UNSTARTED,
+    Anchor,
+    TermEnd,
+    anchors,
+    readable,
+    term_end,
+)
 from .values import (
     Found,
     amounts_in,
@@ -227,13 +237,37 @@ def _date(asked: kinds.Asked, quotes: list[Quote], same: list[Passage]) -> Openi
 
 def _endless(quotes: list[Quote]) -> Opening | None:
     """ "No fixed end date: it runs until terminated [1]." when the lead quote gives the term no
-    length and no end date, only its termination."""
+    length and no end date, only its termination; "No fixed term: it runs until the last of the
+    licensed patents expires [1]." when it binds the term to an event instead."""
     quote = quotes[0]
-    if PERPETUAL.search(quote.text) and not durations_in(quote.text) and not dates_in(quote.text):
+    if durations_in(quote.text) or dates_in(quote.text):
+        return None
+    if PERPETUAL.search(quote.text):
         return Opening(
             f"No fixed end date: it runs until terminated [{quote.source.citation_id}].", states_value=False
         )
+    event = _UNTIL_EVENT.search(quote.text)
+    if event and not _DATED_ELSEWHERE.search(event["event"]):
+        words = " ".join(event["event"].split())
+        if len(words) > EVENT_CHARS:  # cut at a word, marked as cut
+            words = words[:EVENT_CHARS].rsplit(" ", 1)[0].rstrip(" ,") + " …"
+        return Opening(
+            f"No fixed term: it runs until {words} [{quote.source.citation_id}].", states_value=False
+        )
     return None
+
+
+# A term bound to an event, not a length or a date: "shall continue in force until the earlier to
+# occur of (i) the Owner no longer owns any Receivables …", "shall extend until the last date of
+# expiration of the … rights licensed under this IP Agreement".
+_UNTIL_EVENT = re.compile(
+    r"\b(?:continue|remain|extend|be\s+in\s+(?:full\s+)?(?:force|effect)|in\s+effect)\b[^.;]{0,80}?"
+    r"\buntil\s+(?P<event>[^.;:]{8,200})",
+    re.I,
+)
+# "until the termination date specified in Exhibit A": an end date written elsewhere, not an event.
+_DATED_ELSEWHERE = re.compile(r"\b(?:specified|set\s+(?:forth|out)|stated|identified)\s+in\b", re.I)
+EVENT_CHARS = 140
 
 
 def _ends_on(quotes: list[Quote]) -> Opening | None:
@@ -261,6 +295,20 @@ def _computed(end: TermEnd, quote: Quote, located: dict[str, tuple[Anchor, Passa
                 break
     start = f"the {end.start_name}, {readable(end.start_date)}" if named else readable(end.start_date)
     markers = "".join(f"[{c}]" for c in cited)
+    if end.presumed == PRESUMED_UNDATED:  # "the Effective Date" means a date the text never writes
+        return Opening(
+            f"{readable(end.value)}, if the {end.start_name} is the agreement's date, "
+            f"{readable(end.start_date)}: {end.length} from the {end.start_name} {markers}. "
+            f"The agreement does not date the {end.start_name} itself.",
+            added,
+        )
+    if end.presumed == PRESUMED_UNSTARTED:
+        since = "the Effective Date" if end.start_name == "Effective Date" else "the agreement's date"
+        return Opening(
+            f"{readable(end.value)}, if the term runs from {since}, {readable(end.start_date)}: "
+            f"{end.length} {markers}. The clause gives the term no start.",
+            added,
+        )
     return Opening(f"{readable(end.value)}: {end.length} from {start} {markers}.", added)
 
 

@@ -34,8 +34,8 @@ _YEAR = r"(?P<year>(?:19|20)\d{2})"
 _BLANK_DAY = r"(?P<blank>_{2,}|\[\s*\*+\s*\]|\[\s*\]|\*{3,})"
 _DAY = r"(?P<day>\d{1,2})(?:\s*(?:s\s?t|n\s?d|r\s?d|t\s?h))?"  # "14th", and "14t h" as scans split it
 DATE_FORMS = [
-    # June 24, 2020 / Jun. 24th, 2020 / June 24 2020 / April 15 , 2010
-    re.compile(rf"\b{_MONTH}\s+{_DAY}\s*,?\s+{_YEAR}\b", re.I),
+    # June 24, 2020 / Jun. 24th, 2020 / June 24 2020 / April 15 , 2010 / March 18. 2021 (a typo)
+    re.compile(rf"\b{_MONTH}\s+{_DAY}\s*[,.]?\s+{_YEAR}\b", re.I),
     # 24 June 2020 / the 24th day of June, 2020 / 24th of June, 2020
     re.compile(rf"\b{_DAY}\s+(?:day\s+of\s+|of\s+)?{_MONTH},?\s+(?:in\s+the\s+year\s+)?{_YEAR}\b", re.I),
     # 6/24/2020 and 05/05/98 (US order), 2020-06-24, 1.4.2011 (day first, as Europe writes it)

@@ -243,3 +243,66 @@ def test_a_period_of_another_kind_is_no_term():
         3,
     )
     assert opening("How long does the agreement last?", [Quote(notice, notice.text)], PASSAGES) is None
+
+
+SIGNED_ONLY = (
+    "THIS MANUFACTURING AGREEMENT is entered into on January 21st, 2002, by Nice Ltd and Flextronics."
+)
+
+
+def test_an_undated_effective_date_is_counted_from_the_agreements_date_and_said_to_be():
+    preamble = source("2", SIGNED_ONLY, 1)
+    term = source(
+        "1",
+        "The initial term shall commence on the Effective Date and extend for three (3) years thereafter.",
+        6,
+    )
+    found = opening("When does the term end?", [Quote(term, term.text)], [term, preamble])
+    assert found.sentence == (
+        "21 January 2005, if the Effective Date is the agreement's date, 21 January 2002: 3 years from the "
+        "Effective Date [1][2]. The agreement does not date the Effective Date itself."
+    )
+    assert found.added[0].source.citation_id == "2"
+
+
+def test_a_term_with_no_start_is_counted_from_the_effective_date_or_the_agreements_date():
+    term = source("1", "The term of this Agreement is twenty-four (24) months.", 6)
+    signed = source("2", "This Services Agreement is dated as of June 30, 2017, between A and B.", 1)
+    found = opening("When does this agreement expire?", [Quote(term, term.text)], [term, signed])
+    assert found.sentence == (
+        "30 June 2019, if the term runs from the agreement's date, 30 June 2017: 24 months [1][2]. "
+        "The clause gives the term no start."
+    )
+    found = opening("When does this agreement expire?", [Quote(term, term.text)], [term, PASSAGES[1]])
+    assert found.sentence.startswith(
+        "31 October 2021, if the term runs from the Effective Date, 31 October 2019"
+    )
+
+
+def test_a_start_the_document_never_dates_is_not_presumed():
+    clause = "It shall continue for an initial period of twenty-five (25) years following the RFS Date."
+    assert term_end(clause, anchors(SIGNED_ONLY)) is None
+    # and a renewal's or a notice's length is no term
+    assert term_end("Renewal terms of one (1) year each apply.", anchors(SIGNED_ONLY)) is None
+
+
+def test_a_deadline_inside_a_term_clause_is_not_its_length():
+    clause = (
+        "The term of this Agreement shall become effective upon ETON executing a supply agreement within "
+        "forty-five (45) days of the Execution Date."
+    )
+    assert term_end(clause, anchors(PREAMBLE)) is None
+
+
+def test_a_term_bound_to_an_event_has_no_fixed_term():
+    bound = source(
+        "9", "This License shall continue in force until the last of the Licensed Patents expires.", 4
+    )
+    found = opening("When does this agreement expire?", [Quote(bound, bound.text)], PASSAGES)
+    assert found.sentence == "No fixed term: it runs until the last of the Licensed Patents expires [9]."
+    assert not found.states_value
+    elsewhere = source(
+        "9", "The Term will remain in effect until the termination date specified in Exhibit A.", 4
+    )
+    found = opening("When does this agreement expire?", [Quote(elsewhere, elsewhere.text)], PASSAGES)
+    assert found is None or "No fixed term" not in found.sentence

@@ -17,7 +17,7 @@ from rag.answers.values import (
 def test_dates_in_the_forms_contracts_use():
     text = (
         "made as of the 24th day of June, 2020; amended Jan. 5th, 2001, on 6/30/2019 and 2018-03-01; "
-        "effective October 31 2019"
+        "effective October 31 2019; in effect until March 18. 2021"
     )
     assert [f.value for f in dates_in(text)] == [
         date(2020, 6, 24),
@@ -25,6 +25,7 @@ def test_dates_in_the_forms_contracts_use():
         date(2019, 6, 30),
         date(2018, 3, 1),
         date(2019, 10, 31),
+        date(2021, 3, 18),  # a full stop typed for the comma
     ]
 
 
