@@ -265,8 +265,13 @@ _UNTIL_EVENT = re.compile(
     r"\buntil\s+(?P<event>[^.;:]{8,200})",
     re.I,
 )
-# "until the termination date specified in Exhibit A": an end date written elsewhere, not an event.
-_DATED_ELSEWHERE = re.compile(r"\b(?:specified|set\s+(?:forth|out)|stated|identified)\s+in\b", re.I)
+# "until the termination date specified in Exhibit A": an end date written elsewhere, not an event;
+# "until March 18" (a date whose year a sentence cut left behind) is none either.
+_DATED_ELSEWHERE = re.compile(
+    r"\b(?:specified|set\s+(?:forth|out)|stated|identified)\s+in\b"
+    r"|^\s*(?:the\s+)?(?:\d|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d)",
+    re.I,
+)
 EVENT_CHARS = 140
 
 

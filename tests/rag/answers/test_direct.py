@@ -306,3 +306,6 @@ def test_a_term_bound_to_an_event_has_no_fixed_term():
     )
     found = opening("When does this agreement expire?", [Quote(elsewhere, elsewhere.text)], PASSAGES)
     assert found is None or "No fixed term" not in found.sentence
+    cut = source("9", "This Agreement shall be in effect until March 18.", 4)  # the year cut off
+    found = opening("When does the term end?", [Quote(cut, cut.text)], PASSAGES)
+    assert found is None or "No fixed term" not in found.sentence
