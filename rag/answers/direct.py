@@ -248,7 +248,9 @@ def _endless(quotes: list[Quote]) -> Opening | None:
         )
     event = _UNTIL_EVENT.search(quote.text)
     if event and not _DATED_ELSEWHERE.search(event["event"]):
-        words = " ".join(event["event"].split())
+        # Without a defined term's parenthesis ('("Term")'): quote marks in the answer's own words
+        # would read as a quote of the passage.
+        words = " ".join(_DEFINED_TERM.sub("", event["event"]).split()).strip("\"'\u201c\u201d ")
         if len(words) > EVENT_CHARS:  # cut at a word, marked as cut
             words = words[:EVENT_CHARS].rsplit(" ", 1)[0].rstrip(" ,") + " …"
         return Opening(
@@ -273,6 +275,7 @@ _DATED_ELSEWHERE = re.compile(
     re.I,
 )
 EVENT_CHARS = 140
+_DEFINED_TERM = re.compile(r"\s*\([^()]*[\"\u201c\u201d][^()]*\)|[\"\u201c\u201d]")
 
 
 def _ends_on(quotes: list[Quote]) -> Opening | None:

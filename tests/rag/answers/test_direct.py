@@ -309,3 +309,6 @@ def test_a_term_bound_to_an_event_has_no_fixed_term():
     cut = source("9", "This Agreement shall be in effect until March 18.", 4)  # the year cut off
     found = opening("When does the term end?", [Quote(cut, cut.text)], PASSAGES)
     assert found is None or "No fixed term" not in found.sentence
+    defined = source("9", 'The term shall continue in effect until Achaogen ceases development ("Term").', 4)
+    found = opening("When does the term end?", [Quote(defined, defined.text)], PASSAGES)
+    assert found.sentence == "No fixed term: it runs until Achaogen ceases development [9]."  # no quote marks
