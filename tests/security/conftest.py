@@ -270,6 +270,18 @@ def bravo(world, db) -> TenantData:
     return world["bravo"]
 
 
+def ingested_contract(world, django_db_blocker, case_name: str, filename: str, text: str) -> Document:
+    """`text` uploaded by alpha's member key into a new case and ingested for real (module fixtures
+    of planted-instruction tests); alpha's world remembers the document."""
+    member = world["alpha"].client(Role.MEMBER)
+    with django_db_blocker.unblock():
+        response = member.post("/api/v1/rag/cases", {"name": case_name}, format="json")
+        assert response.status_code == 201, response.content
+        document = upload_ready(member, response.json()["id"], filename, text.encode())
+    world["alpha"].extra.setdefault("document_ids", set()).add(document.pk)
+    return document
+
+
 def body_text(response) -> str:
     """A response's body as text (JSON, HTML or Prometheus text)."""
     content = getattr(response, "content", b"")

@@ -25,7 +25,7 @@ from rag.security.planted import instruction_candidates, planted_findings
 from rag.security.planted_model import looks_planted, planted_model, planted_sentences
 from tenants.models import Role
 
-from .conftest import body_text, upload_ready
+from .conftest import body_text, ingested_contract
 
 # Written for this test; the rules find no shape in any of them.
 MODEL_CATCHES = [
@@ -135,13 +135,7 @@ CONTRACT = (
 @pytest.fixture(scope="module")
 def planted_contract(world, django_db_blocker):
     """The contract above, uploaded by alpha through the API and ingested for real."""
-    member = world["alpha"].client(Role.MEMBER)
-    with django_db_blocker.unblock():
-        response = member.post("/api/v1/rag/cases", {"name": "Learned planted matter"}, format="json")
-        assert response.status_code == 201, response.content
-        document = upload_ready(member, response.json()["id"], "supply.txt", CONTRACT.encode())
-    world["alpha"].extra.setdefault("document_ids", set()).add(document.pk)
-    return document
+    return ingested_contract(world, django_db_blocker, "Learned planted matter", "supply.txt", CONTRACT)
 
 
 def test_the_flag_is_stored_on_the_chunk_at_ingest(planted_contract, db):

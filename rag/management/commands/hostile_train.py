@@ -72,12 +72,7 @@ class Command(BaseCommand):
         if options["figures"]:
             Path(options["figures"]).write_text(json.dumps(result["schemes"], indent=1))
         if not options["no_save"]:
-            model = injection_train.train_final(
-                items, vectors, embedding_model=embedding.model_id(), c=options["c"]
-            )
-            out = Path(options["out"] or injection_model.MODEL_FILE)
-            injection_model.save(model, out)
-            self.stdout.write(f"\nwrote {out} (threshold {model.threshold:.3f}; {model.trained_on})")
+            self._save(injection_train.train_final, items, vectors, options, injection_model.MODEL_FILE)
 
     def _planted(self, options) -> None:
         examples = planted_train.load(
@@ -91,12 +86,14 @@ class Command(BaseCommand):
         if options["figures"]:
             Path(options["figures"]).write_text(json.dumps(result, indent=1))
         if not options["no_save"]:
-            model = planted_train.train_final(
-                examples, vectors, embedding_model=embedding.model_id(), c=options["c"]
-            )
-            out = Path(options["out"] or planted_model.MODEL_FILE)
-            injection_model.save(model, out)
-            self.stdout.write(f"\nwrote {out} (threshold {model.threshold:.3f}; {model.trained_on})")
+            self._save(planted_train.train_final, examples, vectors, options, planted_model.MODEL_FILE)
+
+    def _save(self, train_final, data, vectors, options, default: Path) -> None:
+        """Train the packaged model on all of `data` and write it (to --out, else `default`)."""
+        model = train_final(data, vectors, embedding_model=embedding.model_id(), c=options["c"])
+        out = Path(options["out"] or default)
+        injection_model.save(model, out)
+        self.stdout.write(f"\nwrote {out} (threshold {model.threshold:.3f}; {model.trained_on})")
 
     def _progress(self, message: str) -> None:
         self.stderr.write(message)
