@@ -250,7 +250,9 @@ def _endless(quotes: list[Quote]) -> Opening | None:
     if event and not _DATED_ELSEWHERE.search(event["event"]):
         # Without a defined term's parenthesis ('("Term")'): quote marks in the answer's own words
         # would read as a quote of the passage.
-        words = " ".join(_DEFINED_TERM.sub("", event["event"]).split()).strip("\"'\u201c\u201d ")
+        # A redaction mark ("[*****]") would read as a citation marker: it is said in words.
+        words = _BRACKETED.sub("(redacted)", _DEFINED_TERM.sub("", event["event"]))
+        words = " ".join(words.split()).strip("\"'\u201c\u201d ")
         if len(words) > EVENT_CHARS:  # cut at a word, marked as cut
             words = words[:EVENT_CHARS].rsplit(" ", 1)[0].rstrip(" ,") + " …"
         return Opening(
@@ -263,7 +265,8 @@ def _endless(quotes: list[Quote]) -> Opening | None:
 # occur of (i) the Owner no longer owns any Receivables …", "shall extend until the last date of
 # expiration of the … rights licensed under this IP Agreement".
 _UNTIL_EVENT = re.compile(
-    r"\b(?:continue|remain|extend|be\s+in\s+(?:full\s+)?(?:force|effect)|in\s+effect)\b[^.;]{0,80}?"
+    r"\b(?:continue|remain|extend|last|not\s+(?:end|expire|terminate)|be\s+in\s+(?:full\s+)?(?:force|effect)"
+    r"|in\s+effect)\b[^.;]{0,80}?"
     r"\buntil\s+(?P<event>[^.;:]{8,200})",
     re.I,
 )
@@ -275,6 +278,7 @@ _DATED_ELSEWHERE = re.compile(
     re.I,
 )
 EVENT_CHARS = 140
+_BRACKETED = re.compile(r"\[[^\]]*\]")
 _DEFINED_TERM = re.compile(r"\s*\([^()]*[\"\u201c\u201d][^()]*\)|[\"\u201c\u201d]")
 
 

@@ -312,3 +312,7 @@ def test_a_term_bound_to_an_event_has_no_fixed_term():
     defined = source("9", 'The term shall continue in effect until Achaogen ceases development ("Term").', 4)
     found = opening("When does the term end?", [Quote(defined, defined.text)], PASSAGES)
     assert found.sentence == "No fixed term: it runs until Achaogen ceases development [9]."  # no quote marks
+    redacted = source("9", "The term will not end until Excite displays a total of [*****] impressions.", 4)
+    found = opening("When does the term end?", [Quote(redacted, redacted.text)], PASSAGES)
+    expected = "No fixed term: it runs until Excite displays a total of (redacted) impressions [9]."
+    assert found.sentence == expected
