@@ -286,9 +286,17 @@ def _ends_on(quotes: list[Quote]) -> Opening | None:
     """The first date in the quotes that the words just before it give as the term's end."""
     for quote in quotes:
         for found in dates_in(quote.text):
+            if _DEFINED_START_AFTER.match(quote.text[found.end : found.end + 60]):
+                continue  # "no later than September 2, 2019 (such date, the "Effective Date")": a start
             if ENDS_BEFORE.search(quote.text[max(0, found.start - ENDS_WINDOW) : found.start]):
                 return Opening(f"{readable(found.value)} [{quote.source.citation_id}].")  # type: ignore[arg-type]
     return None
+
+
+# A date the words after it define as the start: '(such date, the "Effective Date")'.
+_DEFINED_START_AFTER = re.compile(
+    r"\s*\((?:[^()]{0,20}?,\s*)?(?:the\s+)?[\"\u201c]?(?:Effective|Commencement|Start)\s+Date", re.I
+)
 
 
 def _computed(end: TermEnd, quote: Quote, located: dict[str, tuple[Anchor, Passage]]) -> Opening:

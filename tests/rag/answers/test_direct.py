@@ -316,3 +316,14 @@ def test_a_term_bound_to_an_event_has_no_fixed_term():
     found = opening("When does the term end?", [Quote(redacted, redacted.text)], PASSAGES)
     expected = "No fixed term: it runs until Excite displays a total of (redacted) impressions [9]."
     assert found.sentence == expected
+
+
+def test_a_start_deadline_defined_as_the_effective_date_is_no_end():
+    clause = source(
+        "9",
+        "The term shall become effective upon acceptance for review by the FDA no later than September 2, "
+        '2019 (such date, the "Effective Date") and shall end upon the expiration of the Agreement.',
+        4,
+    )
+    found = opening("When does this agreement expire?", [Quote(clause, clause.text)], PASSAGES)
+    assert found is None or "2 September 2019" not in found.sentence
