@@ -286,7 +286,7 @@ def _ends_on(quotes: list[Quote]) -> Opening | None:
     """The first date in the quotes that the words just before it give as the term's end."""
     for quote in quotes:
         for found in dates_in(quote.text):
-            if _DEFINED_START_AFTER.match(quote.text[found.end : found.end + 60]):
+            if _DEFINED_START_AFTER.match(_words_after(quote, found)):
                 continue  # "no later than September 2, 2019 (such date, the "Effective Date")": a start
             if ENDS_BEFORE.search(quote.text[max(0, found.start - ENDS_WINDOW) : found.start]):
                 return Opening(f"{readable(found.value)} [{quote.source.citation_id}].")  # type: ignore[arg-type]
@@ -297,6 +297,14 @@ def _ends_on(quotes: list[Quote]) -> Opening | None:
 _DEFINED_START_AFTER = re.compile(
     r"\s*\((?:[^()]{0,20}?,\s*)?(?:the\s+)?[\"\u201c]?(?:Effective|Commencement|Start)\s+Date", re.I
 )
+
+
+def _words_after(quote: Quote, found: Found) -> str:
+    """What follows a date of `quote` in its passage (a quote may stop right after the date)."""
+    at = quote.source.text.find(found.text)
+    if at < 0:
+        return quote.text[found.end : found.end + 60]
+    return quote.source.text[at + len(found.text) : at + len(found.text) + 60]
 
 
 def _computed(end: TermEnd, quote: Quote, located: dict[str, tuple[Anchor, Passage]]) -> Opening:

@@ -327,3 +327,7 @@ def test_a_start_deadline_defined_as_the_effective_date_is_no_end():
     )
     found = opening("When does this agreement expire?", [Quote(clause, clause.text)], PASSAGES)
     assert found is None or "2 September 2019" not in found.sentence
+    # The quote may stop at the date: what follows it in the passage still counts.
+    cut = Quote(clause, "The term shall become effective upon acceptance no later than September 2, 2019")
+    found = opening("When does this agreement expire?", [cut], PASSAGES)
+    assert found is None or "2 September 2019" not in found.sentence
