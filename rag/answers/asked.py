@@ -123,6 +123,39 @@ def restricted_opening(question: str, noun: str) -> str:
     return f"{start}: the agreement has {noun}."
 
 
+# A yes/no question's qualifier and its negation in a clause: "Is the license exclusive?" against
+# "a limited, non-exclusive right and license"; "transferable" / "non-transferable", "revocable" /
+# "irrevocable", "assignable" / "not assignable". Adjectives only: "required" / "not required" in a
+# clause is too often about something else ("not required to name additional insureds").
+_QUALIFIER = re.compile(r"\b[a-z]{4,}(?:able|ible|ive|ual)\b")
+_NEGATIONS = ("non-{}", "non{}", "non {}", "not {}", "ir{}", "in{}", "un{}")
+
+
+def negated_qualifier(question: str, clause: str) -> str | None:
+    """The negated form of a qualifier `question` asks about that `clause` gives, as written
+    ("non-exclusive"), when the clause never gives the qualifier itself; None otherwise. A yes/no
+    question whose clause was found then opens "No", not "Yes"."""
+    if not _YES_NO.match(question.strip()):
+        return None
+    for word in dict.fromkeys(_QUALIFIER.findall(question.lower())):
+        found = None
+        for form in _NEGATIONS:
+            m = re.search(r"\b" + re.escape(form.format(word)) + r"\b", clause, re.I)
+            if m:
+                found = m
+                break
+        if found is None:
+            continue
+        bare = re.finditer(r"(?<![-\w])" + word + r"\b", clause, re.I)
+        if all(_NEGATED_BEFORE.search(clause[: m.start()]) for m in bare):  # never said plainly
+            return found.group(0)
+    return None
+
+
+_YES_NO = re.compile(r"(?i)(?:is|are|was|were|does|do|did|has|have|can|may|will|shall)\b")
+_NEGATED_BEFORE = re.compile(r"(?i)(?:\bnon[- ]?|\bnot\s+)$")
+
+
 def asked_value(question: str) -> Asked | None:
     """The typed value `question` asks for, or None (a yes/no question, a question about a clause)."""
     text = question.strip()

@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from rag.answers import direct
-from rag.answers.asked import restricted_opening
+from rag.answers.asked import negated_qualifier, restricted_opening
 from rag.ingest.chunking import token_estimate
 from rag.pipeline.follow_ups import generic_follow_ups, readable_title
 from rag.pipeline.sanitize import injection_findings
@@ -172,7 +172,9 @@ class ExtractiveProvider:
                 **options,
             )
         if request.affirmed and reply["citations"]:
-            reply["answer"] = f"Yes. {reply['answer']}"
+            negated = _negated(request, reply)
+            opening = f"No: it is {negated}." if negated else "Yes."  # "Is the license exclusive?"
+            reply["answer"] = f"{opening} {reply['answer']}"
         elif request.restricted and reply["citations"]:
             reply["answer"] = f"{restricted_opening(request.question, request.restricted)} {reply['answer']}"
         text = json.dumps(reply, ensure_ascii=False)
@@ -612,6 +614,12 @@ def _cut(text: str) -> str:
     if len(text) <= MAX_SENTENCE_CHARS:
         return text
     return cut_at_word(text, MAX_SENTENCE_CHARS) + OMISSION
+
+
+def _negated(request: GenerationRequest, reply: dict) -> str | None:
+    """The negation of the asked qualifier that the lead quote gives ("non-exclusive" for "Is the
+    license exclusive?"), or None."""
+    return negated_qualifier(request.question, reply["citations"][0].get("snippet") or "")
 
 
 def first_sentence(text: str) -> str:

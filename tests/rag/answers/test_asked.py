@@ -1,5 +1,7 @@
 """What a question asks for, read from its interrogative and the noun it asks about."""
 
+import json
+
 import pytest
 
 from rag.answers.asked import (
@@ -13,6 +15,7 @@ from rag.answers.asked import (
     SIGNED,
     asked_value,
     asks_permission,
+    negated_qualifier,
     restricted_opening,
 )
 
@@ -77,3 +80,47 @@ def test_a_restriction_answers_a_permission_question_no_or_not_freely():
         "No: the agreement has a restriction on assignment."
     )
     assert restricted_opening("May the distributor assign it?", noun).startswith("Not freely:")
+
+
+@pytest.mark.parametrize(
+    ("question", "clause", "negated"),
+    [
+        (
+            "Is the license exclusive?",
+            "Fox grants Licensee a limited, non-exclusive right and license.",
+            "non-exclusive",
+        ),
+        ("Is the license transferable?", "a non-transferable, non-sublicensable license", "non-transferable"),
+        ("Is the license revocable?", "an irrevocable, perpetual license", "irrevocable"),
+        # the qualifier said plainly too, a clause about something else, or no yes/no question
+        ("Is the license exclusive?", "an exclusive license in the Territory, non-exclusive elsewhere", None),
+        ("Is the license exclusive?", "Licensor grants an exclusive license in the Territory.", None),
+        ("Is a party required to carry insurance?", "The Licensee is not required to name insureds.", None),
+        ("What license rights are granted?", "a non-exclusive license", None),
+    ],
+)
+def test_a_yes_no_questions_qualifier_negated_by_its_clause(question, clause, negated):
+    assert negated_qualifier(question, clause) == negated
+
+
+def test_a_found_clause_that_negates_the_asked_qualifier_opens_no():
+    from rag.llm import GenerationRequest, Source
+    from rag.llm.extractive import ExtractiveProvider
+
+    grant = Source(
+        citation_id="1",
+        document_id=4,
+        title="Wireless Content License",
+        page=1,
+        text="1. Grant of Rights: Fox grants to Licensee a limited, non-exclusive right and license to "
+        "distribute the Wireless Products in the Territory.",
+    )
+    asked = {"system": "s", "prompt": "p", "sources": (grant,), "affirmed": "a license grant"}
+    reply = json.loads(
+        ExtractiveProvider().generate(GenerationRequest(question="Is the license exclusive?", **asked)).text
+    )
+    assert reply["answer"].startswith("No: it is non-exclusive. Wireless Content License states:")
+    reply = json.loads(
+        ExtractiveProvider().generate(GenerationRequest(question="Is a license granted?", **asked)).text
+    )
+    assert reply["answer"].startswith("Yes. Wireless Content License states:")
