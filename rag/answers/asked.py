@@ -128,7 +128,7 @@ def restricted_opening(question: str, noun: str) -> str:
 # "irrevocable", "assignable" / "not assignable". Adjectives only: "required" / "not required" in a
 # clause is too often about something else ("not required to name additional insureds").
 _QUALIFIER = re.compile(r"\b[a-z]{4,}(?:able|ible|ive|ual)\b")
-_NEGATIONS = ("non-{}", "non{}", "non {}", "not {}", "ir{}", "in{}", "un{}")
+_NEGATION = r"(?:non-|non|non |not |ir|in|un)"
 
 
 def negated_qualifier(question: str, clause: str) -> str | None:
@@ -138,12 +138,7 @@ def negated_qualifier(question: str, clause: str) -> str | None:
     if not _YES_NO.match(question.strip()):
         return None
     for word in dict.fromkeys(_QUALIFIER.findall(question.lower())):
-        found = None
-        for form in _NEGATIONS:
-            m = re.search(r"\b" + re.escape(form.format(word)) + r"\b", clause, re.I)
-            if m:
-                found = m
-                break
+        found = re.search(rf"\b{_NEGATION}{word}\b", clause, re.I)
         if found is None:
             continue
         bare = re.finditer(r"(?<![-\w])" + word + r"\b", clause, re.I)

@@ -225,10 +225,7 @@ def _unstarted(clause: str, known: dict[str, Anchor]) -> TermEnd | None:
         return None  # it names a start the document does not date ("following the RFS Date")
     anchor = known.get(EFFECTIVE) or known.get(AGREEMENT)
     for m in DURATION.finditer(clause):
-        lead = clause[max(0, m.start() - 60) : m.start()]
-        if not _TERM_IS.search(lead) or _OTHER_ROLE_BEFORE.search(clause[max(0, m.start() - 25) : m.start()]):
-            continue
-        if _NOTICE_AFTER.match(clause[m.end() : m.end() + 30]):
+        if not _TERM_IS.search(clause[max(0, m.start() - 60) : m.start()]) or _another_role(clause, m):
             continue
         name = "Effective Date" if anchor.name == EFFECTIVE else "date of this agreement"
         found = _ended(m, anchor.value, name, m.span())
@@ -288,14 +285,18 @@ def _started_then_lasting(clause: str, known: dict[str, Anchor]) -> TermEnd | No
         sentence_end = len(clause) if sentence_end < 0 else sentence_end
         for m in DURATION.finditer(clause, sentence_start, sentence_end):
             lead = clause[max(sentence_start, m.start() - 40) : m.start()]
-            if _OTHER_ROLE_BEFORE.search(clause[max(0, m.start() - 25) : m.start()]) or _NOTICE_AFTER.match(
-                clause[m.end() : m.end() + 30]
-            ):
+            if _another_role(clause, m):
                 continue
             if _LASTS.search(lead) or _THEREAFTER.match(clause[m.end() :]):
                 span = (min(m.start(), start_match.start()), max(m.end(), start_match.end()))
                 return _ended(m, start, literal[0].text if literal else name, span)
     return None
+
+
+def _another_role(clause: str, m: re.Match) -> bool:
+    """Whether the words around the length `m` make it a renewal's or a notice's, not the term's."""
+    before = clause[max(0, m.start() - 25) : m.start()]
+    return bool(_OTHER_ROLE_BEFORE.search(before) or _NOTICE_AFTER.match(clause[m.end() : m.end() + 30]))
 
 
 def _named_start(name: str, known: dict[str, Anchor]) -> date | None:

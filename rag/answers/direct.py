@@ -248,13 +248,7 @@ def _endless(quotes: list[Quote]) -> Opening | None:
         )
     event = _UNTIL_EVENT.search(quote.text)
     if event and not _DATED_ELSEWHERE.search(event["event"]):
-        # Without a defined term's parenthesis ('("Term")'): quote marks in the answer's own words
-        # would read as a quote of the passage.
-        # A redaction mark ("[*****]") would read as a citation marker: it is said in words.
-        words = _BRACKETED.sub("(redacted)", _DEFINED_TERM.sub("", event["event"]))
-        words = " ".join(words.split()).strip("\"'\u201c\u201d ")
-        if len(words) > EVENT_CHARS:  # cut at a word, marked as cut
-            words = words[:EVENT_CHARS].rsplit(" ", 1)[0].rstrip(" ,") + " …"
+        words = _in_own_words(event["event"])
         return Opening(
             f"No fixed term: it runs until {words} [{quote.source.citation_id}].", states_value=False
         )
@@ -278,6 +272,19 @@ _DATED_ELSEWHERE = re.compile(
     re.I,
 )
 EVENT_CHARS = 140
+
+
+def _in_own_words(event: str) -> str:
+    """The event's words as the answer's own: without a defined term's parenthesis ('("Term")') or
+    other quote marks, which would read as a quote of the passage, a redaction mark ("[*****]",
+    which would read as a citation marker) said in words, and cut at a word when long."""
+    words = _BRACKETED.sub("(redacted)", _DEFINED_TERM.sub("", event))
+    words = " ".join(words.split()).strip("\"'\u201c\u201d ")
+    if len(words) > EVENT_CHARS:
+        words = words[:EVENT_CHARS].rsplit(" ", 1)[0].rstrip(" ,") + " …"
+    return words
+
+
 _BRACKETED = re.compile(r"\[[^\]]*\]")
 _DEFINED_TERM = re.compile(r"\s*\([^()]*[\"\u201c\u201d][^()]*\)|[\"\u201c\u201d]")
 
