@@ -276,12 +276,13 @@ class Chunk(TenantOwned):
 
 class ClauseSignal(TenantOwned):
     """A document's best evidence of one built-in clause type (rag.review), computed once when the
-    document is indexed, so a question about every document of a matter reads one row each.
+        document is indexed, so a question about every document of a matter reads one row each.
 
-    `score`: the clause model's probe score of the document's best window (a logit; higher is
-    likelier the clause); `relevance`: the cross-encoder's 0..1 relevance of that window for the
-    clause's question; `char_start`/`char_end`: the window in `Document.text`, inside `chunk`.
-    `model`: the clause model's version, so signals of an older model are recomputed."""
+        `score`: the clause model's probe score of the document's best window (a logit; higher is
+        likelier the clause); `relevance`: the cross-encoder's 0..1 relevance of that window for the
+        clause's question; `char_start`/`char_end`: the window in `Document.text`, inside `chunk`;
+    `more`: the next-best evidence paragraphs, quoted after search's answer to a yes/no question.
+        `model`: the clause model's version, so signals of an older model are recomputed."""
 
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="clause_signals")
     chunk = models.ForeignKey(Chunk, on_delete=models.CASCADE, related_name="+")
@@ -290,6 +291,8 @@ class ClauseSignal(TenantOwned):
     relevance = models.FloatField(null=True, blank=True)
     char_start = models.PositiveIntegerField()
     char_end = models.PositiveIntegerField()
+    # The next-best evidence paragraphs, best first: [[chunk id, char_start, char_end, score], ...].
+    more = models.JSONField(default=list, blank=True)
     model = models.CharField(max_length=64)
 
     class Meta:

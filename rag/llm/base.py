@@ -117,6 +117,9 @@ class GenerationRequest:
     listing: Listing | None = None
     # A clause review found what a yes/no question asks about (its noun): the answer opens "Yes.".
     affirmed: str = ""
+    # ... and the citation ids of the sources holding its evidence (the paragraphs the review read
+    # the clause in, beyond what search found): quoted after the answer's own quotes.
+    evidence: tuple[str, ...] = ()
     # A permission question about something the document's clause restricts (its noun): the answer
     # opens "No: …" or "Not freely: …".
     restricted: str = ""

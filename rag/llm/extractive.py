@@ -169,6 +169,7 @@ class ExtractiveProvider:
                 request.sources,
                 follow_up_count=request.follow_up_count,
                 each_document=request.each_document,
+                evidence=request.evidence,
                 **options,
             )
         if request.affirmed and reply["citations"]:
@@ -223,20 +224,55 @@ def answer(
     *,
     follow_up_count: int = 2,
     each_document: tuple[int, ...] = (),
+    evidence: tuple[str, ...] = (),
     response_style: str = "balanced",
     strictness: str = "normal",
     citation_style: str = "inline_numbers",
 ) -> dict:
     """The reply as a dict in the model output format (see the module docstring). `each_document`:
     the question may mean any of the sources' documents, so each one's best window is quoted.
+    `evidence`: citation ids of sources a clause review read the clause in, quoted after the
+    answer's own quotes ("Also on point: …") unless they repeat them.
     `response_style`, `strictness` and `citation_style` shape it as the module docstring says."""
     style = reply_style(response_style, strictness, citation_style)
-    windows = [s for s in sources if s.answer_score is not None and s.focus.strip() and _readable(s)]
+    found = [s for s in sources if s.citation_id not in evidence]
+    windows = [s for s in found if s.answer_score is not None and s.focus.strip() and _readable(s)]
     if windows:
         reply = _from_windows(question, windows, follow_up_count, each_document=each_document, style=style)
     else:
-        reply = _from_sentences(question, sources, follow_up_count, style=style)
+        reply = _from_sentences(question, found, follow_up_count, style=style)
+    if evidence and not style.one_sentence:
+        reply = _with_evidence(reply, [s for s in sources if s.citation_id in evidence])
     return with_sources_list(reply, sources) if style.sources_list else reply
+
+
+def _with_evidence(reply: dict, evidence: list[Source]) -> dict:
+    """`reply` with the evidence sources' clauses quoted after its own quotes, those that do not
+    repeat a quote; a reply that found nothing quotes the evidence alone."""
+    cited = [(int(c["doc_id"]), c["snippet"]) for c in reply["citations"]]
+    added: list[tuple[Source, str]] = []
+    for source in evidence:
+        text = without_planted(quoted_clause(source), source) if _readable(source) else ""
+        if text and not any(_same_words(d, t, source.document_id, text) for d, t in cited):
+            added.append((source, text))
+            cited.append((source.document_id, text))
+    if not added:
+        return reply
+    quoted = "; and ".join(f'"{text}" [{source.citation_id}]' for source, text in added)
+    citations = [{"id": s.citation_id, "doc_id": str(s.document_id), "snippet": t} for s, t in added]
+    if not reply["citations"]:
+        return {
+            "answer": _grouped([_Sentence(s, t, frozenset(), n) for n, (s, t) in enumerate(added)]),
+            "citations": citations,
+            "follow_ups": [],
+            "confidence": window_confidence(added[0][0], []),
+            "disclaimer": DISCLAIMER,
+        }
+    return {
+        **reply,
+        "answer": f"{reply['answer'].rstrip()} Also on point: {quoted}.",
+        "citations": [*reply["citations"], *citations],
+    }
 
 
 def _from_sentences(question: str, sources, follow_up_count: int, *, style: ReplyStyle) -> dict:

@@ -77,6 +77,10 @@ class QueryContext:
     review: Review | KeyTerms | Comparison | None = None
     # A yes/no question about one document whose clause the review found: the answer opens "Yes."
     affirmed: str | None = None  # the clause's noun ("a non-compete clause")
+    # ... and the review's evidence of the clause in that document, (chunk id, document id, window),
+    # best first; the passages the clause_evidence stage added for it (quoted after search's quote).
+    clause_evidence: list = field(default_factory=list)
+    evidence_passages: tuple = ()
     # A permission question ("Can it be assigned without consent?") about a document whose clause
     # restricts it: the answer opens "No: …" / "Not freely: …" (rag.answers.asked.restricted_opening).
     restricted: str | None = None

@@ -23,6 +23,7 @@ from .stages.cache_lookup import CacheLookupStage
 from .stages.compare import CompareStage
 from .stages.dates import DocumentDatesStage
 from .stages.enhance import EnhanceQueryStage
+from .stages.evidence import ClauseEvidenceStage
 from .stages.finish import AssembleStage, CacheStoreStage, RecordStage
 from .stages.generate import GenerateStage
 from .stages.prompt import BuildContextStage, BuildPromptStage, SelectTemplateStage
@@ -47,6 +48,7 @@ def default_executor(*, agentic: bool = False) -> PipelineExecutor:
             *search,
             ReasoningSearchStage(),
             DocumentDatesStage(),
+            ClauseEvidenceStage(),
             SelectTemplateStage(),
             BuildContextStage(),
             BuildPromptStage(),

@@ -46,6 +46,9 @@ class Verdict:
     probability: float
     chunk_id: int | None = None
     window: WindowScore | None = None  # in the chunk's text
+    # Further paragraphs that read as the clause (the probe's next best, as likely as a present
+    # document's best): (chunk id, window in the chunk's text), best first.
+    more: tuple[tuple[int, WindowScore], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,7 @@ def _from_signals(tenant, filters, column: Column, model: ClauseModel) -> list[V
         .distinct()
     )
     signals.ensure(tenant, in_scope, model)
-    rows = (
+    rows = list(
         owned_list(ClauseSignal, tenant=tenant)
         .filter(column=column.key, model=model.version, document_id__in=in_scope)
         .values_list(
@@ -117,19 +120,42 @@ def _from_signals(tenant, filters, column: Column, model: ClauseModel) -> list[V
             "score",
             "char_start",
             "char_end",
+            "more",
         )
     )
+    bounds = _passage_bounds(tenant, {c for *_, more in rows for c, *_ in more or ()})
     verdicts = []
-    for document_id, chunk_id, chunk_start, chunk_end, score, start, end in rows:
+    for document_id, chunk_id, chunk_start, chunk_end, score, start, end, more in rows:
         probability = model.probability(score)
-        start, end = max(start, chunk_start), min(end, chunk_end)  # the paragraph within its passage
-        window = (
-            None
-            if score <= signals.NO_EVIDENCE
-            else WindowScore(probability, start - chunk_start, end - chunk_start)
+        window = None
+        if score > signals.NO_EVIDENCE:
+            window = _window(probability, (start, end), (chunk_start, chunk_end))
+        further = tuple(
+            (c, _window(model.probability(x), (s, e), bounds[c]))
+            for c, s, e, x in more or ()
+            if c in bounds and model.probability(x) >= model.threshold
         )
-        verdicts.append(Verdict(document_id, probability >= model.threshold, probability, chunk_id, window))
+        verdicts.append(
+            Verdict(document_id, probability >= model.threshold, probability, chunk_id, window, further)
+        )
     return sorted(verdicts, key=lambda v: -v.probability)
+
+
+def _passage_bounds(tenant, chunk_ids: set[int]) -> dict[int, tuple[int, int]]:
+    """Each passage's (char_start, char_end) in its document."""
+    if not chunk_ids:
+        return {}
+    rows = (
+        owned_list(Chunk, tenant=tenant).filter(pk__in=chunk_ids).values_list("pk", "char_start", "char_end")
+    )
+    return {pk: (start, end) for pk, start, end in rows}
+
+
+def _window(probability: float, paragraph: tuple[int, int], passage: tuple[int, int]) -> WindowScore:
+    """The paragraph (document offsets) as a window in its passage's text, cut to the passage."""
+    chunk_start, chunk_end = passage
+    start, end = max(paragraph[0], chunk_start), min(paragraph[1], chunk_end)
+    return WindowScore(probability, start - chunk_start, end - chunk_start)
 
 
 def _zero_shot(tenant, filters, column: Column, reranker) -> list[Verdict]:

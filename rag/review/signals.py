@@ -1,5 +1,6 @@
 """A document's clause signals: for each clause type the model has a probe for, the paragraph
-that reads most like that clause, computed once per document (rag.models.ClauseSignal).
+that reads most like that clause (and the next MORE_EVIDENCE, where the clause goes on or is
+qualified elsewhere), computed once per document (rag.models.ClauseSignal).
 
 Each paragraph of the document (a run of non-blank lines; a long one read in parts cut at
 sentence ends) is embedded with the search's embedding model, and each probe scores the
@@ -33,6 +34,7 @@ from .model import ClauseModel, clause_model
 logger = logging.getLogger(__name__)
 
 MAX_PARAGRAPH_CHARS = 700
+MORE_EVIDENCE = 2  # further evidence paragraphs kept per clause type, after the best
 NO_EVIDENCE = -99.0  # the score of a clause type whose words the document never uses
 _PARAGRAPH = re.compile(r"\S(?:.|\n(?![ \t]*\n))*")  # a run of non-blank lines
 
@@ -56,13 +58,20 @@ def paragraphs(text: str) -> list[tuple[int, int]]:
 def best_paragraph(column, probe, text: str, spans, vectors) -> tuple[float, int, int]:
     """(probe score, start, end) of the paragraph among `spans` (embedded as `vectors`) that uses
     the clause's evidence words and scores best; (NO_EVIDENCE, 0, 0) when none uses them."""
+    ranked = best_paragraphs(column, probe, text, spans, vectors, 1)
+    return ranked[0] if ranked else (NO_EVIDENCE, 0, 0)
+
+
+def best_paragraphs(column, probe, text: str, spans, vectors, count: int) -> list[tuple[float, int, int]]:
+    """The `count` paragraphs among `spans` that use the clause's evidence words and score best,
+    best first, as (probe score, start, end): a clause often runs over several paragraphs, or is
+    stated in one place and qualified in another."""
     usable = [i for i, (s, e) in enumerate(spans) if column.has_evidence(text[s:e])]
     if not usable:
-        return NO_EVIDENCE, 0, 0
+        return []
     scores = vectors[usable] @ probe.weights + probe.bias
-    best = int(np.argmax(scores))
-    start, end = spans[usable[best]]
-    return float(scores[best]), start, end
+    order = np.argsort(-scores, kind="stable")[:count]
+    return [(float(scores[i]), *spans[usable[i]]) for i in order]
 
 
 def compute(document: Document, model: ClauseModel | None = None) -> int:
@@ -84,17 +93,18 @@ def compute(document: Document, model: ClauseModel | None = None) -> int:
     vectors = embedding.embed([text[s:e] for s, e in spans]) if spans else np.zeros((0, 1))
     rows = []
     for key, probe in model.probes.items():
-        score, start, end = best_paragraph(BY_KEY[key], probe, text, spans, vectors)
-        chunk_id = _chunk_of(chunks, start, end)
+        ranked = best_paragraphs(BY_KEY[key], probe, text, spans, vectors, 1 + MORE_EVIDENCE)
+        score, start, end = ranked[0] if ranked else (NO_EVIDENCE, 0, 0)
         rows.append(
             ClauseSignal(
                 tenant=document.tenant,
                 document=document,
-                chunk_id=chunk_id,
+                chunk_id=_chunk_of(chunks, start, end),
                 column=key,
                 score=score,
                 char_start=start,
                 char_end=end,
+                more=[[_chunk_of(chunks, s, e), s, e, round(x, 4)] for x, s, e in ranked[1:]],
                 model=model.version,
             )
         )

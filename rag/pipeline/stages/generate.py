@@ -55,6 +55,7 @@ def _request(
         listing=listing(ctx) if not step else None,
         affirmed=(ctx.affirmed or "") if not step else "",
         restricted=(ctx.restricted or "") if not step else "",
+        evidence=_evidence(ctx) if not step else (),
         comparison=comparison(ctx) if not step else None,
     )
 
@@ -93,3 +94,9 @@ def _each_document(ctx: QueryContext) -> tuple[int, ...]:
     """The documents an ambiguous question may mean (none when it is not ambiguous)."""
     routing = ctx.retrieval.routing if ctx.retrieval else None
     return tuple(d.document_id for d in routing.ambiguous) if routing else ()
+
+
+def _evidence(ctx: QueryContext) -> tuple[str, ...]:
+    """The citation ids of the passages a clause review added as its evidence (stages.evidence)."""
+    added = {id(passage) for passage in ctx.evidence_passages}  # these objects, not equal ones
+    return tuple(e.source.citation_id for e in ctx.context.entries if id(e.passage) in added)

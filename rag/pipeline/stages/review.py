@@ -119,6 +119,7 @@ class MatterReviewStage:
                 ctx.restricted = review.column.noun  # "Can it be assigned without consent?": "No: …"
             else:
                 ctx.affirmed = review.column.noun
+            ctx.clause_evidence = _evidence(verdict)
             return ctx
         if review.model != "clause-model":
             return ctx  # the cross-encoder alone is not enough to say "No"
@@ -136,6 +137,12 @@ class MatterReviewStage:
             "Every passage of it was checked."
         )
         return halt_unanswered(ctx, ctx.search_query, "not_in_documents", message)
+
+
+def _evidence(verdict: classify.Verdict) -> list:
+    """The paragraphs the review read the clause in, best first: (chunk id, document id, window)."""
+    found = [(verdict.chunk_id, verdict.window), *verdict.more]
+    return [(chunk_id, verdict.document_id, window) for chunk_id, window in found if window is not None]
 
 
 def _answers_it(ctx: QueryContext, verdict: classify.Verdict) -> bool:

@@ -166,6 +166,7 @@ def test_the_default_pipeline_runs_the_spec_stages_in_order():
         "rerank",
         "reasoning_search",
         "document_dates",
+        "clause_evidence",
         "select_template",
         "build_context",
         "build_prompt",
@@ -178,11 +179,13 @@ def test_the_default_pipeline_runs_the_spec_stages_in_order():
     ]
     assert [stage.name for stage in executor.finally_stages] == ["record"]
     critical = {stage.name: stage.critical for stage in executor.stages}
-    # Only enhancement (search as asked), adding the passages that date a document (the answer quotes
-    # what search found) and the cache write may fail without failing the query.
+    # Only enhancement (search as asked), adding the passages that date a document or hold a clause
+    # review's evidence (the answer quotes what search found) and the cache write may fail without
+    # failing the query.
     assert [name for name, is_critical in critical.items() if not is_critical] == [
         "enhance",
         "document_dates",
+        "clause_evidence",
         "cache_store",
     ]
     assert [s.name for s in executor.stages if s.runs_after_halt] == ["assemble", "cache_store"]

@@ -95,7 +95,10 @@ def test_the_search_time_is_the_same_figure_everywhere_and_counts_the_agents_sea
         if agentic
         else ("matter_review", "compare", "retrieve", "rank", "rerank")
     )
-    expected = sum(ctx.timings[f"{stage}_ms"] for stage in (*search, "reasoning_search", "document_dates"))
+    expected = sum(
+        ctx.timings[f"{stage}_ms"]
+        for stage in (*search, "reasoning_search", "document_dates", "clause_evidence")
+    )
     provenance = ctx.result["provenance"]
     line = finished_line(caplog)
     assert (

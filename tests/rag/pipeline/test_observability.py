@@ -150,7 +150,8 @@ def test_the_query_finished_log_line_has_the_spec_fields(tenant, corpus, caplog)
         + timings["rank_ms"]
         + timings["rerank_ms"]
         + timings["reasoning_search_ms"]
-        + timings["document_dates_ms"],
+        + timings["document_dates_ms"]
+        + timings["clause_evidence_ms"],
         abs=0.02,
     )
     assert line["latency"]["build_ms"] == pytest.approx(

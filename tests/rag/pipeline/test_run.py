@@ -105,6 +105,7 @@ ANSWER_STAGES = [
     "rerank",
     "reasoning_search",
     "document_dates",
+    "clause_evidence",
     "select_template",
     "build_context",
     "build_prompt",

@@ -1,0 +1,79 @@
+"""A yes/no question whose clause the review finds quotes the review's evidence too: a clause stated
+in two places is cited in both, search's quote first; the evidence never reaches a reader who may
+not read the document, and a document without the clause gets none."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag import services as rag_services
+from rag.models import ClauseSignal, Document
+from rag.pipeline.run import run_query
+from rag.retrieval.service import Reader
+from rag.review import signals
+from rag.review.model import clause_model
+from tests.rag.review.contracts import ingest, make_confidential
+from tests.rag.review.test_matter_lists import BOILERPLATE
+
+NON_COMPETE = (
+    "9. Non-Competition. During the Term, Distributor shall not, directly or indirectly, manufacture, "
+    "sell, distribute or promote any products that compete with the Products anywhere in the Territory."
+)
+AFTER_TERM = (
+    "15. Post-Termination Covenant. For a period of two (2) years after the expiration or termination of "
+    "this Agreement, Distributor shall not, directly or indirectly, sell or promote competing products in "
+    "the Territory or solicit any customer of Alpha for such products."
+)
+CONTRACT = (
+    "DISTRIBUTION AGREEMENT between Alpha Foods Inc and Northwind LLC.\n\n"
+    f"{NON_COMPETE}\n\n{BOILERPLATE}\n\n"
+    "10. Warranties. Alpha warrants that the Products conform to their specifications on delivery.\n\n"
+    "11. Force Majeure. Neither party is liable for a delay caused by events beyond its control.\n\n"
+    f"{AFTER_TERM}"
+)
+QUESTION = "Does this agreement contain a non-compete?"
+
+
+@pytest.fixture
+def alpha(tenant):
+    case = rag_services.case_create(tenant=tenant, name="Northwind diligence")
+    return ingest(tenant, case, "Alpha Distribution Agreement", CONTRACT)
+
+
+@pytest.mark.django_db
+def test_the_signal_keeps_the_next_best_paragraphs_of_the_clause(alpha):
+    signals.compute(alpha)
+    row = ClauseSignal.objects.get(document=alpha, column="non_compete")
+    text = Document.objects.get(pk=alpha.pk).text
+    places = [text[row.char_start : row.char_end], *(text[s:e] for _, s, e, _ in row.more)]
+    assert {NON_COMPETE, AFTER_TERM} <= set(places)
+    model = clause_model()
+    assert all(model.probability(score) < model.probability(row.score) + 1e-9 for *_, score in row.more)
+
+
+@pytest.mark.django_db
+def test_a_clause_stated_in_two_places_is_cited_in_both(tenant, alpha):
+    # Search is asked for one passage: the review's evidence brings the clause's other place.
+    result = run_query(
+        tenant=tenant, question=QUESTION, filters={"document_ids": [alpha.pk]}, top_k=1, use_cache=False
+    ).result
+    assert result["answer"].startswith("Yes. Alpha Distribution Agreement states:")
+    snippets = [c["snippet"] for c in result["citations"]]
+    assert any("manufacture, sell, distribute or promote" in s for s in snippets)
+    assert any("after the expiration or termination" in s for s in snippets)
+    assert "Also on point:" in result["answer"]
+    assert result["provenance"]["stages"]["clause_evidence"]["added"] >= 1
+
+
+@pytest.mark.django_db
+def test_a_confidential_documents_evidence_never_reaches_a_reader_who_may_not_read_it(tenant, alpha):
+    make_confidential(alpha)
+    result = run_query(
+        tenant=tenant,
+        question=QUESTION,
+        filters={"document_ids": [alpha.pk]},
+        reader=Reader(),
+        use_cache=False,
+    ).result
+    assert not result["citations"]
+    assert "compete" not in str(result["answer"]) and "clause_evidence" not in result["provenance"]["stages"]
