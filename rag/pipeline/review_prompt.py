@@ -90,7 +90,8 @@ def affirmed_block(noun: str) -> str:
     """The note for a yes/no question about a document whose clause a review found."""
     return (
         f"Clause review: the document contains {noun}. If the sources above show it, open the answer "
-        'with "Yes." and quote the part of the clause the question asks about, with its citation.'
+        'with "Yes." and quote the part of the clause the question asks about, with its citation; where '
+        "the clause is stated in more than one place, quote each, each with its citation."
     )
 
 
