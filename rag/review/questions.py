@@ -69,3 +69,17 @@ def matter_question(question: str, *, one_document: bool = False) -> MatterQuest
     if _YES_NO.search(question):
         return MatterQuestion(PRESENCE, column)
     return MatterQuestion(CLAUSE, column)
+
+
+# What follows the summary words when they name a document: "… of the Hydraspin supply agreement".
+_LEADING = re.compile(r"^(?:\s*(?:of|for|in|on|from|the|this|that|these|those)\b)+", re.I)
+
+
+def summarized_name(question: str) -> str:
+    """The name a summary question gives its document ("the Hydraspin supply agreement" in
+    "Summarize the Hydraspin supply agreement"), or "" ("Summarize this agreement")."""
+    found = _SUMMARIZE.search(question)
+    if found is None:
+        return ""
+    rest = _LEADING.sub("", question[found.end() :]).strip(" ?.!:;,")
+    return "" if re.fullmatch(r"(?i)(?:agreement|contract|document|deal|it)?", rest) else rest

@@ -1,6 +1,7 @@
 """A document's key terms: "Summarize this agreement" answered as one readable row of a review
 table, each term with the passage that states it.
 
+- The parties: the preamble's sentence naming them (rag.answers.parties).
 - The value terms (dates, term and renewal, notice, governing law): the document's best answer
   window for each column's question, found by search inside the document (the pipeline's
   retrieval, cross-encoder included), when the cross-encoder reads it as answering (MIN_VALUE_SCORE);
@@ -16,7 +17,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from rag.models import Chunk
+from rag.answers.parties import parties_span
+from rag.models import Chunk, Document
 from rag.retrieval import service as retrieval
 from rag.retrieval.filters import SearchFilters
 from rag.retrieval.rerank import WindowScore
@@ -27,8 +29,8 @@ from .columns import BY_KEY, PRESENCE_COLUMNS, Column
 from .model import clause_model
 
 MIN_VALUE_SCORE = 0.5  # a value's best window scoring under this is left out (nothing states it)
-# The parties are in the title; searched for, "the parties" finds boilerplate ("the entire agreement
-# of the parties") before the preamble.
+# Searched for, "the parties" finds boilerplate ("the entire agreement of the parties") before the
+# preamble: the parties are read from the preamble itself (`_parties`).
 VALUE_TERMS = (
     "agreement_date",
     "effective_date",
@@ -63,7 +65,8 @@ class KeyTerms:
 
 def key_terms(*, tenant, filters: SearchFilters, reader: retrieval.Reader, document_id: int) -> KeyTerms:
     """The key terms of the one document `filters` name (they carry the reader's visibility)."""
-    found = [term for key in VALUE_TERMS if (term := _value(tenant, filters, reader, BY_KEY[key]))]
+    found = [term for term in [_parties(tenant, filters, document_id)] if term]
+    found += [term for key in VALUE_TERMS if (term := _value(tenant, filters, reader, BY_KEY[key]))]
     model = clause_model()
     absent = []
     for column in PRESENCE_COLUMNS:
@@ -115,3 +118,27 @@ def _value(tenant, filters: SearchFilters, reader, column: Column) -> Term | Non
     start = max(passage.answer_start, chunk_start) - chunk_start
     window = WindowScore(passage.answer_score, start, passage.answer_end - chunk_start)
     return Term(column, passage.document_id, passage.chunk_id, window)
+
+
+def _parties(tenant, filters: SearchFilters, document_id: int) -> Term | None:
+    """The sentence of the document's preamble that names its parties, in the passage holding it
+    (`filters` carry the reader's visibility: a document they may not read has none)."""
+    visible = owned_list(Document, tenant=tenant).filter(pk=document_id)
+    if filters.visibility is not None:
+        visible = visible.filter(filters.visibility.as_document_q())
+    text = visible.values_list("text", flat=True).first()
+    span = parties_span(text) if text else None
+    if span is None:
+        return None
+    chunk = (
+        owned_list(Chunk, tenant=tenant)
+        .filter(document_id=document_id, char_start__lte=span[0], char_end__gt=span[0])
+        .order_by("index")
+        .values_list("pk", "char_start", "char_end")
+        .first()
+    )
+    if chunk is None:
+        return None
+    chunk_id, chunk_start, chunk_end = chunk
+    window = WindowScore(1.0, span[0] - chunk_start, min(span[1], chunk_end) - chunk_start)
+    return Term(BY_KEY["parties"], document_id, chunk_id, window)

@@ -19,15 +19,18 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+from rag import selectors
 from rag.answers.asked import asks_permission
 from rag.models import Chunk, Document
 from rag.retrieval import service as retrieval
 from rag.retrieval.hits import Hit
 from rag.retrieval.rerank import get_reranker
-from rag.retrieval.routing import Routing
+from rag.retrieval.routing import Routing, resolve_name
 from rag.review import classify
 from rag.review.columns import RESTRICTIONS
-from rag.review.questions import CLAUSE, LIST, SUMMARY, matter_question
+from rag.review.questions import CLAUSE, LIST, SUMMARY, matter_question, summarized_name
 from rag.review.summary import key_terms
 from tenants.selectors import owned_list
 
@@ -53,7 +56,8 @@ class MatterReviewStage:
         if asked is None:
             return ctx
         if asked.kind == SUMMARY:
-            return self._summarized(ctx) if len(filters.document_ids) == 1 else ctx
+            document_id = summarized_document(ctx)
+            return self._summarized(ctx, document_id) if document_id is not None else ctx
         if asked.kind != LIST and len(filters.document_ids) != 1:
             return ctx
         review = classify.review(tenant=ctx.tenant, filters=filters, column=asked.column)
@@ -74,11 +78,9 @@ class MatterReviewStage:
             return self._one(ctx, review, asked.kind)
         return ctx
 
-    def _summarized(self, ctx: QueryContext) -> QueryContext:
-        filters = ctx.config.filters
-        terms = key_terms(
-            tenant=ctx.tenant, filters=filters, reader=ctx.reader, document_id=filters.document_ids[0]
-        )
+    def _summarized(self, ctx: QueryContext, document_id: int) -> QueryContext:
+        filters = dataclasses.replace(ctx.config.filters, document_ids=(document_id,))
+        terms = key_terms(tenant=ctx.tenant, filters=filters, reader=ctx.reader, document_id=document_id)
         ctx.note(self.name, kind=SUMMARY, found=len(terms.found), absent=len(terms.absent))
         if not terms.found:
             return ctx  # nothing to quote: search answers as asked
@@ -137,6 +139,23 @@ class MatterReviewStage:
             "Every passage of it was checked."
         )
         return halt_unanswered(ctx, ctx.search_query, "not_in_documents", message)
+
+
+def summarized_document(ctx: QueryContext) -> int | None:
+    """The document a summary question is about: the one the scope chooses, or the one the question
+    names among those in scope the reader may see ("Summarize the Hydraspin supply agreement");
+    None when neither says which (search answers it)."""
+    filters = ctx.config.filters
+    if len(filters.document_ids) == 1:
+        return filters.document_ids[0]
+    name = summarized_name(ctx.search_query or "")
+    if not name:
+        return None
+    version = ctx.index_version
+    if version is None:
+        version = selectors.index_version_get(tenant=ctx.tenant)
+    match = resolve_name(tenant=ctx.tenant, name=name, index_version=version, filters=filters)
+    return match.document.document_id if match.document is not None else None
 
 
 def _evidence(verdict: classify.Verdict) -> list:
