@@ -26,6 +26,7 @@ from datetime import date
 from typing import Protocol
 
 from django.conf import settings
+from django.urls import reverse
 
 from rag import selectors
 from rag.models import DocType
@@ -229,9 +230,11 @@ class RulePlanner:
         ids = result.matched_document_ids
         documents = self.scope.documents().filter(pk__in=ids).select_related("case")
         by_type, by_year, by_case = Counter(), Counter(), Counter()
+        cases = {}
         for document in documents:
             by_type[document.doc_type] += 1
             by_case[document.case.name] += 1
+            cases[document.case_id] = document.case.name
             year = document.document_date.year if document.document_date else document.metadata.get("year")
             if year:
                 by_year[str(year)] += 1
@@ -247,15 +250,22 @@ class RulePlanner:
             if len(counter) > 1
         ]
         how = ", ".join(narrowing) or "a party, a date or a case"
+        tables = [
+            {"case_id": pk, "case": name, "url": reverse("web:review", args=[pk])}
+            for pk, name in sorted(cases.items(), key=lambda item: item[1])
+        ]
         return Clarification(
             type="overload",
-            missing_info=f"Narrow the question by {how}.",
+            missing_info=f"Narrow the question by {how}, or build a review table.",
             message=(
-                f"I found {len(ids)} matching documents, too many to go through one by one. "
-                f"Please narrow your search by {how}."
+                f"I found {len(ids)} matching documents, too many to answer one by one here. Build a "
+                "review table of them instead (every document against the clauses you pick, with "
+                f"each quote; CSV or XLSX export) from the case's Review page, or narrow your search "
+                f"by {how}."
             ),
             tried=[_tried(result)],
             counts=counts,
+            review_tables=tables,
         )
 
     def _no_results(self, plan: Plan, state: AgentState) -> Clarification:

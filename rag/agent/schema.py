@@ -59,6 +59,9 @@ class Clarification:
     message: str  # what the user reads
     tried: list[dict] = field(default_factory=list)  # the tool calls that were made
     counts: dict = field(default_factory=dict)  # overload: documents found, by narrowing filter
+    # overload: where a table of every matching document can be built instead (one per case):
+    # {"case_id", "case", "url"} of the staff UI's review page (rag.review.tables)
+    review_tables: list[dict] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return asdict(self)

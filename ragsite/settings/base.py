@@ -428,7 +428,7 @@ RAG_AGENT_MAX_TOOL_CALLS = env.int("RAG_AGENT_MAX_TOOL_CALLS", default=4)
 RAG_AGENT_TIME_BUDGET_SECONDS = env.float("RAG_AGENT_TIME_BUDGET_SECONDS", default=30)
 RAG_AGENT_EVIDENCE_PASSAGES = env.int("RAG_AGENT_EVIDENCE_PASSAGES", default=10)
 # A "list" question matching at least this many documents asks the user to narrow it.
-RAG_AGENT_OVERLOAD_DOCUMENTS = env.int("RAG_AGENT_OVERLOAD_DOCUMENTS", default=25)
+RAG_AGENT_OVERLOAD_DOCUMENTS = env.int("RAG_AGENT_OVERLOAD_DOCUMENTS", default=100)
 
 # --- Model providers ------------------------------------------------------------------------------
 # extractive: offline and key-free (the default); anthropic: Claude; ollama: a local Ollama server.

@@ -209,6 +209,15 @@
       }
       answerBox.append(el("h3", { text: "Which document?" }), list);
     }
+    const tables = (result.clarification && result.clarification.review_tables) || [];
+    if (tables.length) {
+      // Too many documents to list: a review table of them is one click away.
+      const list = el("ul", { class: "follow-ups clarification" });
+      for (const table of tables) {
+        list.append(el("li", {}, el("a", { href: table.url, "data-case-id": table.case_id, text: `Build a review table for “${table.case}”` })));
+      }
+      answerBox.append(list);
+    }
     if (result.disclaimer) answerBox.append(el("p", { class: "muted small", text: result.disclaimer }));
 
     if (citations.length) {
