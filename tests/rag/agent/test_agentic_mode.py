@@ -83,9 +83,9 @@ def test_a_list_question_matching_too_many_documents_asks_to_narrow_it(tenant, c
     assert clarification["counts"]["by_doc_type"]
     # A list past reading offers the review table of each case its documents are in.
     assert "review table" in result["message"]
-    cases = set(clarification["counts"]["by_case"])
-    assert {table["case"] for table in clarification["review_tables"]} == cases
-    assert all(table["url"] == f"/cases/{table['case_id']}/review/" for table in clarification["review_tables"])
+    tables = clarification["review_tables"]
+    assert {table["case"] for table in tables} == set(clarification["counts"]["by_case"])
+    assert all(table["url"] == f"/cases/{table['case_id']}/review/" for table in tables)
 
 
 def test_invented_citations_are_stripped(tenant, contracts, fake_provider):
