@@ -134,14 +134,16 @@ def run_review_table(table_id: int, run: int) -> str:
 
 @shared_task(name="rag.recover_lost_work")
 def recover_lost_work() -> dict:
-    """Queue again (or fail, when out of attempts) the documents and query jobs whose worker died
-    mid-run. Every worker runs this every RAG_RECOVERY_SWEEP_SECONDS (`_RecoverySweeper`)."""
+    """Queue again (or fail, when out of attempts) the documents, query jobs and review tables whose
+    worker died mid-run. Every worker runs this every RAG_RECOVERY_SWEEP_SECONDS (`_RecoverySweeper`)."""
     from rag.queries.services import query_jobs_recover_lost
+    from rag.review.tables.recovery import tables_requeue_stalled
 
     return {
         "documents": recovery.documents_requeue_stalled(),
         "ingest_turns": queue.turns_top_up(),
         "query_jobs": query_jobs_recover_lost(),
+        "review_tables": tables_requeue_stalled(),
     }
 
 

@@ -18,15 +18,15 @@ redelivers the original task, the document is no longer queued or processing and
 from __future__ import annotations
 
 import logging
-import threading
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from datetime import timedelta
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
+from ..heartbeat import beating
 from ..models import Document, DocumentStatus
 from . import service
 
@@ -38,34 +38,16 @@ _ATTEMPTS_KEY = "ingest-attempts:{}"
 _ATTEMPTS_TTL = 86400
 
 
-@contextmanager
 def heartbeat(document_id: int, *, interval: float | None = None):
-    """While the block runs, touch the document's `updated_at` every `interval` seconds (from a
-    thread with its own database connection), so the sweep can tell a live ingestion from a lost one."""
+    """While the block runs, touch the document's `updated_at` every `interval` seconds, so the sweep
+    can tell a live ingestion from a lost one (a context manager)."""
     interval = settings.RAG_INGEST_HEARTBEAT_SECONDS if interval is None else interval
-    stopping = threading.Event()
-
-    def beat() -> None:
-        try:
-            while not stopping.wait(interval):
-                try:
-                    Document.objects.filter(pk=document_id, status=DocumentStatus.PROCESSING).update(
-                        updated_at=timezone.now()
-                    )
-                except Exception as exc:  # a missed beat is harmless; the next one may work
-                    logger.warning(
-                        "ingest heartbeat failed", extra={"document_id": document_id, "error": str(exc)}
-                    )
-        finally:
-            connection.close()  # this thread's own connection
-
-    thread = threading.Thread(target=beat, name=f"ingest-heartbeat-{document_id}", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stopping.set()
-        thread.join(timeout=10)
+    processing = Document.objects.filter(pk=document_id, status=DocumentStatus.PROCESSING)
+    return beating(
+        lambda: processing.update(updated_at=timezone.now()),
+        interval=interval,
+        name=f"ingest-heartbeat-{document_id}",
+    )
 
 
 def attempt_started(document_id: int) -> int:

@@ -36,6 +36,7 @@ from rag.review.classify import Verdict, review
 from ragsite.exceptions import ApplicationError
 from tenants.selectors import owned_list
 
+from . import recovery
 from .models import ReviewCell, ReviewStatus, ReviewTable
 from .specs import TableColumn, is_presence, table_columns
 
@@ -82,8 +83,10 @@ def table_fill(*, table_id: int, run: int) -> str:
     if not claimed:
         return "stale"
     table = ReviewTable.objects.select_related("tenant", "case").get(pk=table_id)
+    recovery.attempt_started(table_id, run)
     try:
-        _fill(table, run)
+        with recovery.heartbeat(table_id, run):
+            _fill(table, run)
     except Stopped:
         return ReviewTable.objects.filter(pk=table_id).values_list("status", flat=True).first() or "deleted"
     except Exception as exc:
@@ -96,6 +99,7 @@ def table_fill(*, table_id: int, run: int) -> str:
         _running(table_id, run).update(status=ReviewStatus.FAILED, error=error, finished_at=timezone.now())
         return ReviewStatus.FAILED
     _running(table_id, run).update(status=ReviewStatus.DONE, finished_at=timezone.now())
+    recovery.attempts_reset(table_id, run)
     return ReviewStatus.DONE
 
 

@@ -51,7 +51,7 @@ def review_table_create(
     _start(table, caller)
     table.save()
     if enqueue:
-        _enqueue(table)
+        enqueue(table)
     return table
 
 
@@ -69,7 +69,8 @@ def _start(table: ReviewTable, caller: Caller) -> None:
     table.done = 0
 
 
-def _enqueue(table: ReviewTable) -> None:
+def enqueue(table: ReviewTable) -> None:
+    """Queue the table's current run (`QueueUnavailable`, the table failed, when the broker is down)."""
     from rag.tasks import run_review_table
 
     try:
@@ -96,7 +97,7 @@ def review_table_rerun(*, caller: Caller, table: ReviewTable) -> ReviewTable:
             )
         _start(table, caller)
         table.save()
-    _enqueue(table)
+    enqueue(table)
     return selectors.review_table_get(tenant=caller.tenant, table_id=table.pk)
 
 
