@@ -91,7 +91,7 @@ def review(*, tenant: Tenant, filters: SearchFilters, column: Column) -> Review:
     `column`."""
     model = clause_model()
     if model is not None and column.key in model.probes and model.embedding_model == embedding.model_id():
-        verdicts, used = _from_signals(tenant, filters, column, model), "clause-model"
+        verdicts, used = _from_signals(tenant, filters, [column], model)[column.key], "clause-model"
     elif (reranker := get_reranker()) is not None:
         verdicts, used = _zero_shot(tenant, filters, column, reranker), "cross-encoder"
     else:
@@ -100,8 +100,19 @@ def review(*, tenant: Tenant, filters: SearchFilters, column: Column) -> Review:
     return Review(column, verdicts, _unreadable(tenant, filters, checked), used)
 
 
-def _from_signals(tenant, filters, column: Column, model: ClauseModel) -> list[Verdict]:
-    """The verdicts read from the documents' clause signals (computed now for any without)."""
+def probed_verdicts(*, tenant: Tenant, filters: SearchFilters, columns: Sequence[Column]) -> dict[str, list]:
+    """{column key: verdicts} of every document `filters` let through for each of `columns` the
+    clause model has a probe for, read in one query (a summary judges one document for all of
+    them); {} without a model for the current embedding model."""
+    model = clause_model()
+    if model is None or model.embedding_model != embedding.model_id():
+        return {}
+    return _from_signals(tenant, filters, [c for c in columns if c.key in model.probes], model)
+
+
+def _from_signals(tenant, filters, columns: Sequence[Column], model: ClauseModel) -> dict[str, list[Verdict]]:
+    """Each column's verdicts read from the documents' clause signals (computed now for any
+    without), best first."""
     in_scope = set(
         owned_list(Chunk, tenant=tenant)
         .filter(filters.as_q())
@@ -111,8 +122,9 @@ def _from_signals(tenant, filters, column: Column, model: ClauseModel) -> list[V
     signals.ensure(tenant, in_scope, model)
     rows = list(
         owned_list(ClauseSignal, tenant=tenant)
-        .filter(column=column.key, model=model.version, document_id__in=in_scope)
+        .filter(column__in=[c.key for c in columns], model=model.version, document_id__in=in_scope)
         .values_list(
+            "column",
             "document_id",
             "chunk_id",
             "chunk__char_start",
@@ -124,8 +136,8 @@ def _from_signals(tenant, filters, column: Column, model: ClauseModel) -> list[V
         )
     )
     bounds = _passage_bounds(tenant, {c for *_, more in rows for c, *_ in more or ()})
-    verdicts = []
-    for document_id, chunk_id, chunk_start, chunk_end, score, start, end, more in rows:
+    verdicts: dict[str, list[Verdict]] = {column.key: [] for column in columns}
+    for key, document_id, chunk_id, chunk_start, chunk_end, score, start, end, more in rows:
         probability = model.probability(score)
         window = None
         if score > signals.NO_EVIDENCE:
@@ -135,10 +147,10 @@ def _from_signals(tenant, filters, column: Column, model: ClauseModel) -> list[V
             for c, s, e, x in more or ()
             if c in bounds and model.probability(x) >= model.threshold
         )
-        verdicts.append(
+        verdicts[key].append(
             Verdict(document_id, probability >= model.threshold, probability, chunk_id, window, further)
         )
-    return sorted(verdicts, key=lambda v: -v.probability)
+    return {key: sorted(found, key=lambda v: -v.probability) for key, found in verdicts.items()}
 
 
 def _passage_bounds(tenant, chunk_ids: set[int]) -> dict[int, tuple[int, int]]:

@@ -26,7 +26,6 @@ from tenants.selectors import owned_list
 
 from . import classify
 from .columns import BY_KEY, PRESENCE_COLUMNS, Column
-from .model import clause_model
 
 MIN_VALUE_SCORE = 0.5  # a value's best window scoring under this is left out (nothing states it)
 # Searched for, "the parties" finds boilerplate ("the entire agreement of the parties") before the
@@ -67,13 +66,12 @@ def key_terms(*, tenant, filters: SearchFilters, reader: retrieval.Reader, docum
     """The key terms of the one document `filters` name (they carry the reader's visibility)."""
     found = [term for term in [_parties(tenant, filters, document_id)] if term]
     found += [term for key in VALUE_TERMS if (term := _value(tenant, filters, reader, BY_KEY[key]))]
-    model = clause_model()
     absent = []
+    judged = classify.probed_verdicts(tenant=tenant, filters=filters, columns=PRESENCE_COLUMNS)
     for column in PRESENCE_COLUMNS:
-        if model is None or column.key not in model.probes:
+        if column.key not in judged:
             continue
-        verdicts = classify.review(tenant=tenant, filters=filters, column=column).verdicts
-        verdict = next((v for v in verdicts if v.document_id == document_id), None)
+        verdict = next((v for v in judged[column.key] if v.document_id == document_id), None)
         if verdict is not None and verdict.probability >= SUMMARY_PRESENT and verdict.chunk_id is not None:
             found.append(Term(column, document_id, verdict.chunk_id, verdict.window))
         else:

@@ -61,7 +61,7 @@ def tables_requeue_stalled(*, now=None) -> int:
     """Queue again every running table whose worker died (see the module docstring); fail those out
     of attempts. Returns how many were queued again. Safe from several workers at once: each table
     is taken by one conditional UPDATE."""
-    from .services import enqueue
+    from .services import table_enqueue
 
     now = now or timezone.now()
     stalled_before = now - timedelta(seconds=settings.RAG_INGEST_STALL_SECONDS)
@@ -84,7 +84,7 @@ def tables_requeue_stalled(*, now=None) -> int:
         with transaction.atomic():
             if not taken.update(status=ReviewStatus.QUEUED, updated_at=now):
                 continue  # another worker's sweep took it, or it came back to life
-            transaction.on_commit(lambda table=table: enqueue(table))
+            transaction.on_commit(lambda table=table: table_enqueue(table))
         logger.warning("review table lost its worker: queued again", extra={"table_id": table.pk})
         requeued += 1
     return requeued

@@ -51,7 +51,7 @@ def review_table_create(
     _start(table, caller)
     table.save()
     if enqueue:
-        enqueue(table)
+        table_enqueue(table)
     return table
 
 
@@ -69,7 +69,7 @@ def _start(table: ReviewTable, caller: Caller) -> None:
     table.done = 0
 
 
-def enqueue(table: ReviewTable) -> None:
+def table_enqueue(table: ReviewTable) -> None:
     """Queue the table's current run (`QueueUnavailable`, the table failed, when the broker is down)."""
     from rag.tasks import run_review_table
 
@@ -97,7 +97,7 @@ def review_table_rerun(*, caller: Caller, table: ReviewTable) -> ReviewTable:
             )
         _start(table, caller)
         table.save()
-    enqueue(table)
+    table_enqueue(table)
     return selectors.review_table_get(tenant=caller.tenant, table_id=table.pk)
 
 

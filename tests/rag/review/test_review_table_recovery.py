@@ -22,7 +22,7 @@ COLUMNS = [{"question": "When are invoices payable?"}]
 def enqueued(monkeypatch):
     """Tables handed to the queue by the sweep (recorded instead of run)."""
     seen: list[tuple[int, int]] = []
-    monkeypatch.setattr(services, "enqueue", lambda table: seen.append((table.pk, table.run)))
+    monkeypatch.setattr(services, "table_enqueue", lambda table: seen.append((table.pk, table.run)))
     return seen
 
 
