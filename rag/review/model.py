@@ -21,6 +21,9 @@ from pathlib import Path
 import numpy as np
 
 MODEL_FILE = Path(__file__).resolve().parent / "data" / "clause_model.json"
+# What a stored signal holds (rag.review.signals); a new format makes older signals outdated like a
+# new model does. 2: the next-best evidence paragraphs (`ClauseSignal.more`) are kept too.
+SIGNALS_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -86,9 +89,9 @@ def clause_model() -> ClauseModel | None:
 
 
 def probes_digest(data: dict) -> str:
-    """A digest of what a document's signals depend on: the probes and their embedding model (a
-    new calibration or threshold keeps the signals)."""
-    probes = json.dumps([data["embedding_model"], data["probes"]], sort_keys=True).encode()
+    """A digest of what a document's signals depend on: the probes, their embedding model and the
+    signals' format (a new calibration or threshold keeps the signals)."""
+    probes = json.dumps([data["embedding_model"], data["probes"], SIGNALS_FORMAT], sort_keys=True).encode()
     return hashlib.sha256(probes).hexdigest()[:16]
 
 
