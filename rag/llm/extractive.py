@@ -253,6 +253,8 @@ def _with_evidence(reply: dict, evidence: list[Source]) -> dict:
     added: list[tuple[Source, str]] = []
     for source in evidence:
         text = without_planted(quoted_clause(source), source) if _readable(source) else ""
+        if is_heading(text) or headings_only(text):
+            continue  # "LIABILITY" names the clause; its paragraph did not fit the passage
         if text and not any(_same_words(d, t, source.document_id, text) for d, t in cited):
             added.append((source, text))
             cited.append((source.document_id, text))

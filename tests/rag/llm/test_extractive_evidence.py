@@ -42,6 +42,12 @@ def test_evidence_that_repeats_a_quote_is_not_quoted_again():
     assert "Also on point" not in reply["answer"]
 
 
+def test_evidence_that_is_only_a_heading_is_not_quoted():
+    sources = [source("1", DEFINITION, 0.9), source("2", "LIABILITY", 0.0), source("3", CLAUSE, 0.0)]
+    reply = answer(QUESTION, sources, evidence=("2", "3"))
+    assert [c["id"] for c in reply["citations"]] == ["1", "3"]
+
+
 def test_with_nothing_else_to_quote_the_evidence_is_the_answer():
     reply = answer(QUESTION, [source("1", CLAUSE, 0.0)], evidence=("1",))
     assert reply["answer"] == f'Alpha Distribution Agreement states: "{CLAUSE}" [1]'
