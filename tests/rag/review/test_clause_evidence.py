@@ -8,7 +8,7 @@ import pytest
 
 from rag import services as rag_services
 from rag.models import ClauseSignal, Document
-from rag.pipeline.run import run_query
+from rag.pipeline.run import run_query, stream_query
 from rag.retrieval.service import Reader
 from rag.review import signals
 from rag.review.model import clause_model
@@ -77,3 +77,17 @@ def test_a_confidential_documents_evidence_never_reaches_a_reader_who_may_not_re
     ).result
     assert not result["citations"]
     assert "compete" not in str(result["answer"]) and "clause_evidence" not in result["provenance"]["stages"]
+
+
+@pytest.mark.django_db
+def test_the_evidence_is_quoted_streamed_and_in_agentic_mode_too(tenant, alpha):
+    filters = {"document_ids": [alpha.pk]}
+    ctx, events = stream_query(tenant=tenant, question=QUESTION, filters=filters, top_k=1, use_cache=False)
+    for _ in events:
+        pass
+    agentic = run_query(tenant=tenant, question=QUESTION, filters=filters, agentic=True, use_cache=False)
+    for result in (ctx.result, agentic.result):
+        assert result["answer"].startswith("Yes."), result["answer"]
+        snippets = " ".join(c["snippet"] for c in result["citations"])
+        assert "manufacture, sell, distribute or promote" in snippets
+        assert "after the expiration or termination" in snippets
