@@ -378,6 +378,15 @@ COLUMNS: tuple[Column, ...] = (
         "How much notice is needed to prevent this agreement from renewing?",
         r"\bnon-?renewal\b|\bnotice\b[^?]*\brenew\w*", None, "a notice period to prevent renewal", VALUE,
     ),
+    # Not CUAD categories: what a summary of the key terms and a diligence table also carry.
+    _column(
+        "termination", "Termination", "How can this agreement be terminated, and on what notice?",
+        r"\bterminat\w*", None, "a termination right", VALUE,
+    ),
+    _column(
+        "payment_terms", "Payment Terms", "When and how must payments be made under this agreement?",
+        r"\bpayment terms?\b|\bwhen (?:is|are) (?:payment|invoices?)\b", None, "payment terms", VALUE,
+    ),
     _column(
         "governing_law", "Governing Law", "Which state or country's law governs this agreement?",
         r"\bgoverning law\b|\bchoice of law\b|\blaws? (?:govern|appl)\w*|\bgoverned by\b", None,

@@ -2,10 +2,10 @@
 table, each term with the passage that states it.
 
 - The parties: the preamble's sentence naming them (rag.answers.parties).
-- The value terms (dates, term and renewal, notice, governing law): the document's best answer
-  window for each column's question, found by search inside the document (the pipeline's
-  retrieval, cross-encoder included), when the cross-encoder reads it as answering (MIN_VALUE_SCORE);
-  terms one sentence states share its entry.
+- The value terms (dates, term and renewal, notice, termination, payment, governing law): the
+  document's best answer window for each column's question, found by search inside the document
+  (the pipeline's retrieval, cross-encoder included), when the cross-encoder reads it as answering
+  (MIN_VALUE_SCORE); terms one sentence states share its entry.
 - The clause types the clause model knows (assignment, termination for convenience, exclusivity,
   liability cap, insurance, …): the review's verdict from the document's clause signals, at a
   stricter bar than a list's (SUMMARY_PRESENT); each one found is quoted from its paragraph, the
@@ -36,6 +36,8 @@ VALUE_TERMS = (
     "expiration_date",
     "renewal_term",
     "notice_to_terminate_renewal",
+    "termination",
+    "payment_terms",
     "governing_law",
 )
 # A summary names a clause only when the review is fairly sure (a list, where a lawyer checks every

@@ -284,4 +284,4 @@ def test_the_built_in_columns_are_listed(viewer_client):
     columns = viewer_client.get("/api/v1/rag/review-columns").json()
     keys = {c["key"]: c for c in columns}
     assert keys["non_compete"]["kind"] == "presence" and keys["governing_law"]["kind"] == "value"
-    assert len(columns) == 40  # CUAD's clause types
+    assert len(columns) == 42  # CUAD's clause types and values, termination and payment terms
