@@ -23,6 +23,7 @@ from rag.retrieval.rerank import WindowScore
 from tenants.selectors import owned_list
 
 from ..context import QueryContext
+from .retrieve import found_passages
 
 CONTEXT_CHARS = 300  # of an added passage, around its date
 ADDED_SCORE = 0.0  # never a lead window, never quoted for its relevance
@@ -38,11 +39,7 @@ class DocumentDatesStage:
         asked = asked_value(ctx.search_query or ctx.question)
         if asked is None or asked.kind != DATE or ctx.review is not None:
             return ctx
-        if ctx.retrieval is None:  # the plain pipeline's passages (agentic mode has set its own)
-            if ctx.ranked is None:
-                return ctx
-            ctx.retrieval = retrieval.passages(ctx.ranked, reader=ctx.reader)
-        passages = ctx.retrieval.passages
+        passages = found_passages(ctx)
         if not passages:
             return ctx
         document = passages[0].document_id

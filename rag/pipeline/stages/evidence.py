@@ -18,6 +18,7 @@ from rag.retrieval.hits import Hit
 from rag.retrieval.rerank import WindowScore
 
 from ..context import QueryContext
+from .retrieve import found_passages
 
 CONTEXT_CHARS = 300  # of an added passage, around its paragraph
 ADDED_SCORE = 0.0  # never a lead window, never quoted for its relevance
@@ -32,11 +33,9 @@ class ClauseEvidenceStage:
     def run(self, ctx: QueryContext) -> QueryContext:
         if not ctx.clause_evidence or ctx.review is not None:
             return ctx
-        if ctx.retrieval is None:  # the plain pipeline's passages (agentic mode has set its own)
-            if ctx.ranked is None:
-                return ctx
-            ctx.retrieval = retrieval.passages(ctx.ranked, reader=ctx.reader)
-        passages = ctx.retrieval.passages
+        passages = found_passages(ctx)
+        if passages is None:
+            return ctx
         chosen = {  # a passage search brought may be there already, answering with another part
             (chunk_id, window.start, window.end): (
                 Hit(chunk_id, document_id, ADDED_SCORE),

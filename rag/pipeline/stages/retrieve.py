@@ -12,6 +12,16 @@ from rag.retrieval import service as retrieval
 from ..context import QueryContext
 
 
+def found_passages(ctx: QueryContext) -> list | None:
+    """The passages search found, made from the plain pipeline's ranking when no stage has made them
+    yet (agentic mode sets its own); None when nothing was searched."""
+    if ctx.retrieval is None:
+        if ctx.ranked is None:
+            return None
+        ctx.retrieval = retrieval.passages(ctx.ranked, reader=ctx.reader)
+    return ctx.retrieval.passages
+
+
 class RetrieveStage:
     name = "retrieve"
     searches = True  # skipped after a matter review (rag.review)
