@@ -18,24 +18,19 @@ redelivers the original task, the document is no longer queued or processing and
 from __future__ import annotations
 
 import logging
-from contextlib import suppress
 from datetime import timedelta
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
-from ..heartbeat import beating
+from ..heartbeat import beating, run_count, run_started, runs_forget
 from ..models import Document, DocumentStatus
 from . import service
 
 logger = logging.getLogger(__name__)
 
-# Attempts are counted in the default cache (Redis): the sweep only runs when the broker (the same
-# Redis) is up, and a lost count merely allows one more run.
 _ATTEMPTS_KEY = "ingest-attempts:{}"
-_ATTEMPTS_TTL = 86400
 
 
 def heartbeat(document_id: int, *, interval: float | None = None):
@@ -52,25 +47,12 @@ def heartbeat(document_id: int, *, interval: float | None = None):
 
 def attempt_started(document_id: int) -> int:
     """Count one more ingestion run of the document; returns the count (1 if the cache is down)."""
-    key = _ATTEMPTS_KEY.format(document_id)
-    try:
-        cache.add(key, 0, timeout=_ATTEMPTS_TTL)
-        return cache.incr(key) or 1
-    except Exception:  # no count without the cache: allow the run
-        return 1
+    return run_started(_ATTEMPTS_KEY.format(document_id))
 
 
 def attempts_reset(document_id: int) -> None:
     """Forget the run count (the document was ingested or queued afresh by a user)."""
-    with suppress(Exception):  # the count expires by itself
-        cache.delete(_ATTEMPTS_KEY.format(document_id))
-
-
-def _attempts(document_id: int) -> int:
-    try:
-        return int(cache.get(_ATTEMPTS_KEY.format(document_id)) or 0)
-    except Exception:
-        return 0
+    runs_forget(_ATTEMPTS_KEY.format(document_id))
 
 
 def documents_requeue_stalled(*, now=None) -> int:
@@ -86,7 +68,7 @@ def documents_requeue_stalled(*, now=None) -> int:
         taken = Document.objects.filter(
             pk=document.pk, status=DocumentStatus.PROCESSING, updated_at__lt=stalled_before
         )
-        runs = _attempts(document.pk)
+        runs = run_count(_ATTEMPTS_KEY.format(document.pk))
         if runs >= settings.RAG_INGEST_MAX_ATTEMPTS:
             if taken.update(updated_at=now):
                 logger.error(

@@ -13,22 +13,19 @@ with `WorkerLost` (a table that kills its worker every time must not loop foreve
 from __future__ import annotations
 
 import logging
-from contextlib import suppress
 from datetime import timedelta
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
-from rag.heartbeat import beating
+from rag.heartbeat import beating, run_count, run_started, runs_forget
 
 from .models import ReviewStatus, ReviewTable
 
 logger = logging.getLogger(__name__)
 
-_ATTEMPTS_KEY = "review-table-attempts:{}:{}"  # table, run (in the cache: a lost count allows a run)
-_ATTEMPTS_TTL = 86400
+_ATTEMPTS_KEY = "review-table-attempts:{}:{}"  # table, run
 
 
 def heartbeat(table_id: int, run: int, *, interval: float | None = None):
@@ -42,19 +39,12 @@ def heartbeat(table_id: int, run: int, *, interval: float | None = None):
 
 def attempt_started(table_id: int, run: int) -> int:
     """Count one more fill of the run; returns the count (1 when the cache is down)."""
-    key = _ATTEMPTS_KEY.format(table_id, run)
-    try:
-        cache.add(key, 0, timeout=_ATTEMPTS_TTL)
-        return cache.incr(key) or 1
-    except Exception:
-        return 1
+    return run_started(_ATTEMPTS_KEY.format(table_id, run))
 
 
-def _attempts(table_id: int, run: int) -> int:
-    try:
-        return int(cache.get(_ATTEMPTS_KEY.format(table_id, run)) or 0)
-    except Exception:
-        return 0
+def attempts_reset(table_id: int, run: int) -> None:
+    """Forget the run's count (it finished)."""
+    runs_forget(_ATTEMPTS_KEY.format(table_id, run))
 
 
 def tables_requeue_stalled(*, now=None) -> int:
@@ -72,7 +62,7 @@ def tables_requeue_stalled(*, now=None) -> int:
         taken = ReviewTable.objects.filter(
             pk=table.pk, run=table.run, status=ReviewStatus.RUNNING, updated_at__lt=stalled_before
         )
-        runs = _attempts(table.pk, table.run)
+        runs = run_count(_ATTEMPTS_KEY.format(table.pk, table.run))
         if runs >= settings.RAG_INGEST_MAX_ATTEMPTS:
             error = {
                 "error_type": "WorkerLost",
@@ -88,8 +78,3 @@ def tables_requeue_stalled(*, now=None) -> int:
         logger.warning("review table lost its worker: queued again", extra={"table_id": table.pk})
         requeued += 1
     return requeued
-
-
-def attempts_reset(table_id: int, run: int) -> None:
-    with suppress(Exception):  # the count expires by itself
-        cache.delete(_ATTEMPTS_KEY.format(table_id, run))
