@@ -27,7 +27,7 @@ from rag.models import Chunk, Document
 from rag.retrieval import service as retrieval
 from rag.retrieval.hits import Hit
 from rag.retrieval.rerank import get_reranker
-from rag.retrieval.routing import Routing, resolve_name
+from rag.retrieval.routing import DOCUMENT_WORD, Routing, resolve_name, tokens
 from rag.review import classify
 from rag.review.columns import RESTRICTIONS
 from rag.review.questions import CLAUSE, LIST, SUMMARY, matter_question, summarized_name
@@ -155,7 +155,17 @@ def summarized_document(ctx: QueryContext) -> int | None:
     if version is None:
         version = selectors.index_version_get(tenant=ctx.tenant)
     match = resolve_name(tenant=ctx.tenant, name=name, index_version=version, filters=filters)
-    return match.document.document_id if match.document is not None else None
+    if match.document is None:
+        return None
+    # Name matching weighs words; a summary must not answer "the Omega distribution agreement" with
+    # the firm's only other distribution agreement: every word of the name that is no kind of
+    # document must be in the document.
+    document_id = match.document.document_id
+    text = (
+        owned_list(Document, tenant=ctx.tenant).filter(pk=document_id).values_list("text", flat=True).first()
+    )
+    named = [word for word in tokens(name) if not DOCUMENT_WORD.fullmatch(word)]
+    return document_id if text and all(word in text.lower() for word in named) else None
 
 
 def _evidence(verdict: classify.Verdict) -> list:

@@ -51,3 +51,25 @@ def test_a_named_document_the_reader_may_not_read_is_not_summarized(tenant, matt
     ).result
     assert gamma.pk not in {c["document_id"] for c in result["citations"]}
     assert "Gamma" not in str(result["answer"]) and "Fabrikam" not in str(result["answer"])
+
+
+@pytest.mark.django_db
+def test_another_firms_document_named_in_a_summary_question_is_never_summarized_nor_swapped(
+    tenant,
+    other_tenant,
+    matter,  # noqa: F811
+):
+    from rag import services as rag_services
+    from tests.rag.review.contracts import ingest
+    from tests.rag.review.test_matter_lists import CONTRACTS
+
+    outside = rag_services.case_create(tenant=other_tenant, name="Omega diligence")
+    theirs = ingest(
+        other_tenant, outside, "Omega Distribution Agreement", CONTRACTS["Alpha Distribution Agreement"]
+    )
+    result = run_query(
+        tenant=tenant, question="Summarize the Omega distribution agreement.", use_cache=False
+    ).result
+    # Neither their Omega agreement nor this firm's only distribution agreement (Alpha) is summarized.
+    assert theirs.pk not in {c["document_id"] for c in result["citations"]}
+    assert "Omega" not in str(result["answer"]) and "Key terms of" not in str(result["answer"])
