@@ -4,7 +4,7 @@ settings make every task run eagerly in the calling process."""
 import os
 
 from celery import Celery
-from celery.signals import before_task_publish, task_postrun, task_prerun
+from celery.signals import before_task_publish, celeryd_init, task_postrun, task_prerun, worker_process_init
 
 from ragsite.request_id import get_request_id, reset_request_id, set_request_id
 
@@ -69,3 +69,33 @@ def _unbind_request_id(task=None, **_kwargs):
     token = getattr(task.request, "lexrag_request_id_token", None) if task else None
     if token is not None:
         reset_request_id(token)
+
+
+# A worker that answers questions (its queues include the query queue, or it names none and takes
+# every queue) loads the query models in each pool process as it starts (rag.warmup), so its first
+# question or review-table cell does not wait for them. Set in the main process before the pool
+# processes fork.
+_answers_questions = False
+
+
+def answers_questions(queues) -> bool:
+    """Whether a worker started with `queues` (its --queues option: a comma-separated string, a
+    list, or nothing for every queue) consumes the query jobs' queue."""
+    if not queues:
+        return True
+    names = queues.split(",") if isinstance(queues, str) else list(queues)
+    return query_queue() in {name.strip() for name in names}
+
+
+@celeryd_init.connect
+def _note_pool(options=None, **_kwargs):
+    global _answers_questions
+    _answers_questions = answers_questions((options or {}).get("queues"))
+
+
+@worker_process_init.connect
+def _warm_models(**_kwargs):
+    if _answers_questions:
+        from rag.warmup import warm_in_background
+
+        warm_in_background()

@@ -35,13 +35,13 @@ def column_meant(question: str) -> Column | None:
     more, or None."""
     if not question.strip():
         return None
-    vectors = _described()
+    vectors = column_meant_vectors()
     similarity = np.einsum("d,cjd->cj", embedding.embed([question])[0], vectors).max(axis=1)
     best = int(np.argmax(similarity))
     return PRESENCE_COLUMNS[best] if similarity[best] >= MEANT_AT else None
 
 
-def _described() -> np.ndarray:
+def column_meant_vectors() -> np.ndarray:
     """Each presence column's descriptions, embedded once per process (and per embedding model),
     as an array (columns, descriptions, dimension)."""
     global _descriptions

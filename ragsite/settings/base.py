@@ -478,3 +478,6 @@ CELERY_TASK_QUEUES = {
 CELERY_TASK_ROUTES = ["ragsite.celery.route_task"]
 # Processes of the query worker pool (query jobs wait on a model or search, not on each other).
 RAG_QUERY_WORKER_CONCURRENCY = env.int("RAG_QUERY_WORKER_CONCURRENCY", default=1)
+# Web processes and query workers load the query models as they start (rag.warmup), in the
+# background, so the first question does not wait ~10 s for them.
+RAG_WARM_MODELS = env.bool("RAG_WARM_MODELS", default=True)

@@ -27,3 +27,5 @@ SITE_URL = env("SITE_URL", default="https://lexrag.example.test")
 # Ingestion tests count what is embedded; signals are computed when a review needs them (tests
 # about computing them at ingestion turn this on).
 RAG_CLAUSE_SIGNALS_AT_INGEST = env.bool("RAG_CLAUSE_SIGNALS_AT_INGEST", default=False)
+# Test processes load models when a test needs them (tests of the warm-up turn it on).
+RAG_WARM_MODELS = env.bool("RAG_WARM_MODELS", default=False)
