@@ -123,6 +123,9 @@ class GenerationRequest:
     # A permission question about something the document's clause restricts (its noun): the answer
     # opens "No: …" or "Not freely: …".
     restricted: str = ""
+    # The review did not find the clause a question about one document asks about, short of a
+    # sure "No": the answer's first sentence (the nearest passage is quoted after it).
+    doubted: str = ""
     # Documents compared side by side (rag.review.compare): the prompt carries it for a remote
     # model; the extractive provider composes the table itself.
     comparison: Comparison | None = None

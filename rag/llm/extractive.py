@@ -170,6 +170,10 @@ class ExtractiveProvider:
                 follow_up_count=request.follow_up_count,
                 each_document=request.each_document,
                 evidence=request.evidence,
+                # Where the review doubts the clause, its best paragraph is the nearest to one.
+                evidence_lead="The paragraph that reads most like one"
+                if request.doubted
+                else "Also on point",
                 **options,
             )
         if request.affirmed and reply["citations"]:
@@ -178,6 +182,8 @@ class ExtractiveProvider:
             reply["answer"] = f"{opening} {reply['answer']}"
         elif request.restricted and reply["citations"]:
             reply["answer"] = f"{restricted_opening(request.question, request.restricted)} {reply['answer']}"
+        elif request.doubted and reply["citations"]:
+            reply["answer"] = f"{request.doubted} Closest in the text: {reply['answer']}"
         text = json.dumps(reply, ensure_ascii=False)
         return Generation(
             text=text,
@@ -225,6 +231,7 @@ def answer(
     follow_up_count: int = 2,
     each_document: tuple[int, ...] = (),
     evidence: tuple[str, ...] = (),
+    evidence_lead: str = "Also on point",
     response_style: str = "balanced",
     strictness: str = "normal",
     citation_style: str = "inline_numbers",
@@ -232,7 +239,7 @@ def answer(
     """The reply as a dict in the model output format (see the module docstring). `each_document`:
     the question may mean any of the sources' documents, so each one's best window is quoted.
     `evidence`: citation ids of sources a clause review read the clause in, quoted after the
-    answer's own quotes ("Also on point: …") unless they repeat them.
+    answer's own quotes ("Also on point: …", `evidence_lead`) unless they repeat them.
     `response_style`, `strictness` and `citation_style` shape it as the module docstring says."""
     style = reply_style(response_style, strictness, citation_style)
     found = [s for s in sources if s.citation_id not in evidence]
@@ -242,11 +249,11 @@ def answer(
     else:
         reply = _from_sentences(question, found, follow_up_count, style=style)
     if evidence and not style.one_sentence:
-        reply = _with_evidence(reply, [s for s in sources if s.citation_id in evidence])
+        reply = _with_evidence(reply, [s for s in sources if s.citation_id in evidence], evidence_lead)
     return with_sources_list(reply, sources) if style.sources_list else reply
 
 
-def _with_evidence(reply: dict, evidence: list[Source]) -> dict:
+def _with_evidence(reply: dict, evidence: list[Source], lead: str) -> dict:
     """`reply` with the evidence sources' clauses quoted after its own quotes, those that do not
     repeat a quote; a reply that found nothing quotes the evidence alone."""
     cited = [(int(c["doc_id"]), c["snippet"]) for c in reply["citations"]]
@@ -272,7 +279,7 @@ def _with_evidence(reply: dict, evidence: list[Source]) -> dict:
         }
     return {
         **reply,
-        "answer": f"{reply['answer'].rstrip()} Also on point: {quoted}.",
+        "answer": f"{reply['answer'].rstrip()} {lead}: {quoted}.",
         "citations": [*reply["citations"], *citations],
     }
 

@@ -84,6 +84,10 @@ class QueryContext:
     # A permission question ("Can it be assigned without consent?") about a document whose clause
     # restricts it: the answer opens "No: …" / "Not freely: …" (rag.answers.asked.restricted_opening).
     restricted: str | None = None
+    # A question about one document whose clause the review did not find, but not surely enough
+    # to answer "No": the answer opens with this sentence ("Probably not: a non-compete clause was
+    # not found in …") and then quotes what search found and the review's nearest paragraph, to check.
+    doubted: str | None = None
     reasoning: Reasoning | None = None  # chain of thought: the sub-questions and their answers
 
     # Prompt

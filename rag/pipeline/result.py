@@ -81,6 +81,8 @@ def answer_result(ctx: QueryContext) -> dict:
 def _not_found_message(ctx: QueryContext, clarification, ambiguous: dict | None) -> str:
     if ctx.not_found_message:  # e.g. which clause the document asked about lacks
         return ctx.not_found_message
+    if ctx.doubted:  # the review did not find the clause either
+        return ctx.doubted
     if clarification is not None:
         return clarification.message
     return ambiguous["message"] if ambiguous else NOT_FOUND_MESSAGE

@@ -104,6 +104,17 @@ def restricted_block(noun: str) -> str:
     )
 
 
+def doubted_block(opening: str) -> str:
+    """The note for a question about a document whose clause a review did not find (not surely
+    enough to answer "No"): `opening` is the answer's first sentence."""
+    return (
+        "Clause review: no passage of the document reads as the clause asked about. Open the answer "
+        f'with "{opening}" '
+        "Then quote the passage of the sources nearest to what the question asks, with its citation, so "
+        "the reader can check it; do not present it as the clause."
+    )
+
+
 def listing(ctx: QueryContext) -> Listing | None:
     """The list the answer gives, when a matter review chose the sources."""
     review = ctx.review

@@ -55,6 +55,7 @@ def _request(
         listing=listing(ctx) if not step else None,
         affirmed=(ctx.affirmed or "") if not step else "",
         restricted=(ctx.restricted or "") if not step else "",
+        doubted=(ctx.doubted or "") if not step else "",
         evidence=_evidence(ctx) if not step else (),
         comparison=comparison(ctx) if not step else None,
     )

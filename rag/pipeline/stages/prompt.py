@@ -18,7 +18,7 @@ from ..answerability import answerability, missing_clause
 from ..context import QueryContext
 from ..context_builder import SEPARATOR, build_context
 from ..reasoning import reasoning_block
-from ..review_prompt import affirmed_block, compare_block, restricted_block, review_block
+from ..review_prompt import affirmed_block, compare_block, doubted_block, restricted_block, review_block
 
 # A list over a matter quotes one passage per document (~150 tokens each, cut around the clause).
 REVIEW_TOKEN_BUDGET = 12_000
@@ -147,6 +147,8 @@ def build_prompt(ctx: QueryContext, *, strictness: str):
         context = f"{context}{SEPARATOR}{affirmed_block(ctx.affirmed)}"
     if ctx.restricted:
         context = f"{context}{SEPARATOR}{restricted_block(ctx.restricted)}"
+    if ctx.doubted:
+        context = f"{context}{SEPARATOR}{doubted_block(ctx.doubted)}"
     return render(
         ctx.template,
         context=context,

@@ -30,7 +30,7 @@ from rag.retrieval.rerank import get_reranker
 from rag.retrieval.routing import DOCUMENT_WORD, Routing, resolve_name, tokens
 from rag.review import classify
 from rag.review.columns import RESTRICTIONS
-from rag.review.questions import CLAUSE, LIST, SUMMARY, matter_question, summarized_name
+from rag.review.questions import CLAUSE, LIST, PRESENCE, SUMMARY, matter_question, summarized_name
 from rag.review.summary import key_terms
 from tenants.selectors import owned_list
 
@@ -125,20 +125,32 @@ class MatterReviewStage:
             return ctx
         if review.model != "clause-model":
             return ctx  # the cross-encoder alone is not enough to say "No"
-        if verdict.probability >= NO_BELOW or _answers_it(ctx, verdict):
-            return ctx  # its best paragraph answers the question as asked: search quotes it
         title = (
             owned_list(Document, tenant=ctx.tenant)
             .filter(pk=verdict.document_id)
             .values_list("title", flat=True)
             .first()
-        )
+        ) or "the document"
+        if verdict.probability >= NO_BELOW or _answers_it(ctx, verdict):
+            # Not surely absent: say what the review found, and let search quote the nearest
+            # passage for the reader to check (a bare quote would read as the clause).
+            ctx.doubted = doubted_opening(ctx.search_query or "", kind, review.column, title)
+            ctx.clause_evidence = _evidence(verdict)  # its best paragraph: the nearest to the clause
+            return ctx
         opening = "No: " if kind != CLAUSE else ""
-        message = (
-            f"{opening}{title or 'the document'} does not contain {review.column.noun}. "
-            "Every passage of it was checked."
-        )
+        message = f"{opening}{title} does not contain {review.column.noun}. Every passage of it was checked."
         return halt_unanswered(ctx, ctx.search_query, "not_in_documents", message)
+
+
+def doubted_opening(question: str, kind: str, column, title: str) -> str:
+    """The first sentence of an answer about `title` whose clause (`column`) the review did not
+    find, short of a sure "No": "Probably not: a non-compete clause was not found in Alpha
+    Agreement (every passage was checked)." A question that is no plain yes/no (what the clause
+    says, or whether a restricted act is allowed) gets the finding without "Probably not"."""
+    noun = column.noun[0].upper() + column.noun[1:]
+    finding = f"{noun} was not found in {title} (every passage was checked)."
+    plain_yes_no = kind == PRESENCE and not (column.key in RESTRICTIONS and asks_permission(question))
+    return f"Probably not: {finding[0].lower()}{finding[1:]}" if plain_yes_no else finding
 
 
 def summarized_document(ctx: QueryContext) -> int | None:
