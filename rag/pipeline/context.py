@@ -46,6 +46,7 @@ class QueryContext:
     user_id: int | None = None
     api_key_prefix: str = ""  # the API key that asks, when no user does
     options: dict[str, Any] = field(default_factory=dict)  # as the caller gave them (audit, re-run)
+    origin: str = ""  # what asked on the caller's behalf ("review_table"), when nobody typed it
     started_at: datetime = field(default_factory=timezone.now)
     # The answer is streamed (rag.pipeline.streaming): the executor's `events` yields the
     # generation stage's text as the model writes it. Not part of the config: the cache key,

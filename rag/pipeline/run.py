@@ -79,6 +79,7 @@ def run_query(
     api_key_prefix: str = "",
     request_id: str | None = None,
     executor: PipelineExecutor | None = None,
+    origin: str = "",
     **options,
 ) -> QueryContext:
     """Answer `question` for `tenant` with `options` (QueryConfig's fields, at the top level or in
@@ -90,8 +91,11 @@ def run_query(
 
     `reader` decides which confidential text may be read (default: a viewer with no access);
     `user_id` or `api_key_prefix` name the caller for the audit trail and conversation history.
+    `origin` names what asked on the caller's behalf ("review_table": a table's cell): audited, but
+    kept out of the caller's own question history.
     """
     ctx = _context(tenant, question, reader, user_id, api_key_prefix, request_id, options)
+    ctx.origin = origin
     return _configured(ctx, executor, options).execute(ctx)
 
 

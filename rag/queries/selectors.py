@@ -40,7 +40,9 @@ def query_history_list(
     until: datetime | None = None,
 ) -> QuerySet[AuditLog]:
     """The caller's own questions, newest first (a user's, or an API key's): the tenant's audit
-    rows (`audit_search`) of this caller, with their options (to ask again) but not the response."""
+    rows (`audit_search`) of this caller, with their options (to ask again) but not the response.
+    Questions asked on their behalf (a review table's cells: `origin` in the row's flags) are
+    audited but are not theirs to list."""
     rows = audit_search(
         tenant=tenant,
         status=status,
@@ -49,6 +51,7 @@ def query_history_list(
         until=until,
         hidden_cases=caller.hidden_cases,
     ).filter(user_id=caller.user_id, api_key_prefix=caller.api_key_prefix)
+    rows = rows.exclude(flags__has_key="origin")  # asked on their behalf (a review table's cells)
     if text:
         rows = rows.filter(query__icontains=text)
     return rows.defer(None).defer("result")

@@ -175,7 +175,7 @@ def _audit(ctx: QueryContext, summary: dict) -> None:
         error_type=getattr(failure, "error_type", type(failure).__name__) if failure else "",
         documents_retrieved=summary["documents_retrieved"],
         documents_used=summary["documents_used"],
-        flags=summary["flags"],
+        flags={**summary["flags"], "origin": ctx.origin} if ctx.origin else summary["flags"],
         confidence=summary["confidence"],
         latency_ms=ctx.total_ms,
         tokens_used=summary["tokens_used"],

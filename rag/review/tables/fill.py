@@ -225,6 +225,7 @@ def _asked(table: ReviewTable, reader: Reader, column: TableColumn, document: _D
             api_key_prefix=table.run_api_key_prefix,
             filters={"document_ids": [document.pk]},
             use_cache=True,
+            origin="review_table",
         ).result
     except ApplicationError as exc:
         return {"error": exc.message[:300], "needs_review": True}

@@ -10,9 +10,12 @@ import pytest
 from rag import services as rag_services
 from rag.ingest import service
 from rag.models import Document
+from rag.pipeline.run import run_query
 from rag.queries.caller import Caller
+from rag.queries.selectors import query_history_list
 from rag.review.tables import fill, services
 from rag.review.tables.models import ReviewCell, ReviewStatus, ReviewTable
+from rag.selectors import audit_search
 from ragsite.exceptions import InvalidInput, NotFound
 from tenants.models import Role
 
@@ -228,3 +231,20 @@ def test_another_tenants_case_and_template_are_not_found(tenant, other_tenant, m
         services.review_table_create(
             caller=admin(tenant), case_id=case.pk, template_id=theirs.pk, enqueue=False
         )
+
+
+@pytest.mark.django_db
+def test_a_tables_cells_are_audited_but_kept_out_of_the_starters_question_history(tenant, matter, member):
+    case, _ = matter
+    caller = Caller(tenant=tenant, role=Role.ADMIN, user_id=member.pk)
+    run_query(tenant=tenant, question="Who are the parties?", user_id=member.pk, use_cache=False)
+    table = services.review_table_create(
+        caller=caller, case_id=case.pk, columns=[{"question": "When are invoices payable?"}]
+    )
+    table.refresh_from_db()
+    assert table.status == ReviewStatus.DONE, table.error
+    audited = audit_search(tenant=tenant).filter(user_id=member.pk, query="When are invoices payable?")
+    assert audited.count() == 3  # one per document, each in the firm's audit trail
+    assert all(row.flags["origin"] == "review_table" for row in audited)
+    history = query_history_list(tenant=tenant, caller=caller)
+    assert [row.query for row in history] == ["Who are the parties?"]
