@@ -31,6 +31,90 @@ _SEPARATORS = (
 _SUPERSCRIPT = '<w:rPr><w:vertAlign w:val="superscript"/></w:rPr>'
 
 
+def _lines(parts: tuple[str | Source, ...]) -> list[list[str | Source]]:
+    """The answer's parts cut into its lines (a citation stays on the line that cites it)."""
+    lines: list[list[str | Source]] = [[]]
+    for part in parts:
+        if isinstance(part, Source):
+            lines[-1].append(part)
+            continue
+        pieces = part.split("\n")
+        lines[-1].append(pieces[0])
+        lines.extend([piece] for piece in pieces[1:])
+    return [[part for part in line if part != ""] for line in lines]
+
+
+def _is_row(line: list[str | Source]) -> bool:
+    return bool(line) and isinstance(line[0], str) and line[0].lstrip().startswith("|")
+
+
+def _blocks(lines: list[list[str | Source]]) -> list[tuple[bool, list[list[str | Source]]]]:
+    """Runs of consecutive lines: (True, rows) for a table the answer draws with "|" (a
+    comparison), (False, lines) for text."""
+    blocks: list[tuple[bool, list[list[str | Source]]]] = []
+    for line in lines:
+        is_row = _is_row(line)
+        if blocks and blocks[-1][0] == is_row:
+            blocks[-1][1].append(line)
+        else:
+            blocks.append((is_row, [line]))
+    return [(is_table, block) for is_table, block in blocks if any(block)]
+
+
+def _cells(row: list[str | Source]) -> list[list[str | Source]]:
+    """A table line's cells, each its text and citations ("| Alpha | "…" [1] |")."""
+    cells: list[list[str | Source]] = [[]]
+    for part in row:
+        if isinstance(part, Source):
+            cells[-1].append(part)
+            continue
+        pieces = part.split("|")
+        cells[-1].append(pieces[0])
+        cells.extend([piece] for piece in pieces[1:])
+    cells = [[p.strip() if isinstance(p, str) else p for p in cell] for cell in cells]
+    if len(cells) <= 2:
+        return cells
+    # Drop the text before the first "|" and after the last; a citation the answer never marked
+    # comes after the last, and stays in the last cell.
+    *middle, tail = cells[1:]
+    middle[-1].extend(part for part in tail if isinstance(part, Source) or part)
+    return middle
+
+
+_RULE = {"---", ":---", "---:", ":---:"}
+
+
+def _add_table(document, rows: list[list[str | Source]], footnotes: list[str]) -> None:
+    """The rows as a Word table, the first as its header, citations as footnotes in their cells."""
+    cells = [_cells(row) for row in rows]
+    cells = [row for row in cells if not all(_plain(cell) in _RULE for cell in row)]  # "| --- |"
+    width = max(len(row) for row in cells)
+    table = document.add_table(rows=len(cells), cols=width)
+    table.style = "Table Grid"
+    for r, row in enumerate(cells):
+        for c, cell in enumerate(row):
+            paragraph = table.cell(r, c).paragraphs[0]
+            _write(paragraph, tuple(cell), footnotes)
+            if r == 0:
+                for run in paragraph.runs:
+                    run.bold = True
+
+
+def _plain(cell: list[str | Source]) -> str:
+    return "".join(part for part in cell if isinstance(part, str)).strip()
+
+
+def _write(paragraph, parts: tuple[str | Source, ...], footnotes: list[str]) -> None:
+    """`parts` as runs of `paragraph`, each Source a footnote reference."""
+    for index, part in enumerate(parts):
+        if isinstance(part, Source):
+            footnotes.append(_footnote_xml(len(footnotes) + 1, part.reference))
+            paragraph._p.append(_reference_run(len(footnotes)))
+            continue
+        cites_next = index + 1 < len(parts) and isinstance(parts[index + 1], Source)
+        paragraph.add_run(clean(part.rstrip() if cites_next else part))  # "governs¹", not "governs ¹"
+
+
 def _footnote_xml(number: int, text: str) -> str:
     return (
         f'<w:footnote w:id="{number}"><w:p><w:pPr><w:spacing w:after="0"/></w:pPr>'
@@ -75,17 +159,15 @@ def memo_docx(entries: list[MemoEntry], *, firm: str, author: str, title: str = 
         document.add_heading(heading, level=1)
         document.add_paragraph(clean(entry.question))
         document.add_heading("Answer", level=2)
-        paragraph = document.add_paragraph()
         if not entry.answered:
-            paragraph.add_run(clean(f"Not found in the documents. {entry.not_found_reason}".strip()))
-        parts = entry.parts
-        for index, part in enumerate(parts):
-            if isinstance(part, Source):
-                footnotes.append(_footnote_xml(len(footnotes) + 1, part.reference))
-                paragraph._p.append(_reference_run(len(footnotes)))
-                continue
-            cites_next = index + 1 < len(parts) and isinstance(parts[index + 1], Source)
-            paragraph.add_run(clean(part.rstrip() if cites_next else part))  # "governs¹", not "governs ¹"
+            document.add_paragraph(clean(f"Not found in the documents. {entry.not_found_reason}".strip()))
+        for is_table, lines in _blocks(_lines(entry.parts)):
+            if is_table:
+                _add_table(document, lines, footnotes)
+            else:
+                paragraph = document.add_paragraph()
+                for number, line in enumerate(lines):
+                    _write(paragraph, (*(("\n",) if number else ()), *line), footnotes)
         if entry.confidence is not None:
             note = document.add_paragraph()
             note.add_run(f"Confidence: {round(float(entry.confidence) * 100)} %").italic = True
