@@ -63,6 +63,7 @@ from rag.pipeline.follow_ups import generic_follow_ups, readable_title
 from rag.pipeline.sanitize import injection_findings
 from rag.retrieval import legal_terms, snippets
 from rag.retrieval.rerank import headings_only, is_heading
+from rag.review.model import SURE
 
 from .base import Finding, Generation, GenerationRequest, Listing, Source, TextStream
 from .lists import OMISSION, PARAGRAPH_BREAK, announced_list, cut_at_word
@@ -368,10 +369,18 @@ def listing_reply(listing: Listing, sources, *, citation_style: str = "inline_nu
     count = len(quotes)
     total = count + listing.more
     verb = "holds" if total == 1 else "hold"
+    confidence = dict(zip((s.citation_id for s in sources), listing.confidences, strict=False))
+    unsure = {q.source.citation_id for q in quotes if confidence.get(q.source.citation_id, 1.0) < SURE}
     lines = [f"{total} of the {listing.checked} documents checked {verb} {listing.noun}:"]
     if listing.more:
         lines[0] = lines[0][:-1] + f"; the {count} likeliest:"
-    lines += [f'- {_title(q.source)}: "{q.text}" [{q.source.citation_id}]' for q in quotes]
+    if unsure:  # the review is less sure of these: a lawyer checks them first
+        lines[0] = lines[0][:-1] + f' ({len(unsure)} less surely, marked "check"):'
+    lines += [
+        f"- {_title(q.source)}{' (check)' if q.source.citation_id in unsure else ''}: "
+        f'"{q.text}" [{q.source.citation_id}]'
+        for q in quotes
+    ]
     if listing.more:
         lines.append(
             f"The other {listing.more} are too many to read here: the case's Review page lists every one "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from rag.llm.base import ComparedDocument, Comparison, Listing
 from rag.review import compare
+from rag.review.model import SURE
 from rag.review.summary import KeyTerms
 
 from .context import QueryContext
@@ -28,6 +29,12 @@ def review_block(review, listed: int) -> str:
         f"Answer with how many of the {checked} contain it, then list every one of them, each with "
         "its quote and citation. Do not add documents that are not among the sources."
     )
+    unsure = sum(1 for verdict in review.present[:listed] if verdict.probability < SURE)
+    if unsure:  # the present documents come most likely first: the unsure ones are the last sources
+        note += (
+            f" The review is less sure of the last {unsure} of those sources: mark each of their documents "
+            '"(check)" and say that they are less sure.'
+        )
     more = len(review.present) - listed
     if more > 0:
         note += (

@@ -26,6 +26,7 @@ from tenants.selectors import owned_list
 
 from . import classify
 from .columns import BY_KEY, PRESENCE_COLUMNS, Column
+from .model import SURE
 
 MIN_VALUE_SCORE = 0.5  # a value's best window scoring under this is left out (nothing states it)
 # Searched for, "the parties" finds boilerplate ("the entire agreement of the parties") before the
@@ -42,7 +43,7 @@ VALUE_TERMS = (
 )
 # A summary names a clause only when the review is fairly sure (a list, where a lawyer checks every
 # hit, uses the model's recall-minded threshold): a wrong term in a summary misleads.
-SUMMARY_PRESENT = 0.6
+SUMMARY_PRESENT = SURE
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from rag.models import ClauseSignal
 from rag.pipeline.run import run_query, stream_query
 from rag.pipeline.stages.review import NO_BELOW
 from rag.review import signals
-from rag.review.model import clause_model
+from rag.review.model import SURE, clause_model
 from tests.rag.review.contracts import ingest
 from tests.rag.review.test_matter_lists import BOILERPLATE, matter  # noqa: F401  (the fixture)
 
@@ -29,7 +29,7 @@ OPENING = (
 )
 
 
-def doubted(document, column: str, probability: float) -> None:
+def set_probability(document, column: str, probability: float) -> None:
     """Make the review read `document` as holding `column` with `probability` (its signal's score
     set to the probe score the model calibrates to it)."""
     signals.compute(document)
@@ -54,7 +54,7 @@ def epsilon(tenant, matter):  # noqa: F811
 @pytest.mark.django_db
 def test_a_clause_the_review_doubts_is_answered_probably_not_then_the_nearest_passage(tenant, epsilon):
     between = (NO_BELOW + clause_model().threshold) / 2
-    doubted(epsilon, "non_compete", between)
+    set_probability(epsilon, "non_compete", between)
     question = "Does this agreement contain a non-compete?"
     filters = {"document_ids": [epsilon.pk]}
     result = run_query(tenant=tenant, question=question, filters=filters, use_cache=False).result
@@ -72,7 +72,7 @@ def test_a_clause_the_review_doubts_is_answered_probably_not_then_the_nearest_pa
 
 @pytest.mark.django_db
 def test_a_clause_surely_absent_is_still_a_plain_no(tenant, beta):
-    doubted(beta, "non_compete", NO_BELOW / 3)
+    set_probability(beta, "non_compete", NO_BELOW / 3)
     result = run_query(
         tenant=tenant,
         question="Does this agreement contain a non-compete?",
@@ -94,9 +94,29 @@ def test_a_question_that_is_no_plain_yes_or_no_gets_the_finding_without_probably
     tenant, epsilon, question
 ):
     column = "non_compete" if "non-compete" in question else "anti_assignment"
-    doubted(epsilon, column, (NO_BELOW + clause_model().threshold) / 2)
+    set_probability(epsilon, column, (NO_BELOW + clause_model().threshold) / 2)
     filters = {"document_ids": [epsilon.pk]}
     result = run_query(tenant=tenant, question=question, filters=filters, use_cache=False).result
     noun = "A non-compete clause" if column == "non_compete" else "A restriction on assignment"
     said = result["answer"] or result["message"]  # search may find nothing to quote for it
     assert said.startswith(f"{noun} was not found in Epsilon Supply Agreement"), said
+
+
+@pytest.mark.django_db
+def test_a_list_marks_the_documents_the_review_is_less_sure_of(tenant, matter):  # noqa: F811
+    case, documents = matter
+    alpha, gamma = documents["Alpha Distribution Agreement"], documents["Gamma License Agreement"]
+    set_probability(alpha, "non_compete", 0.9)
+    set_probability(gamma, "non_compete", (clause_model().threshold + SURE) / 2)
+    question = "Which of these agreements contain a non-compete?"
+    ctx = run_query(tenant=tenant, question=question, filters={"case_ids": [case.pk]})
+    answer = ctx.result["answer"]
+    assert answer.startswith(
+        '2 of the 4 documents checked hold a non-compete clause (1 less surely, marked "check"):'
+    )
+    assert "- Gamma License Agreement (check):" in answer
+    assert "- Alpha Distribution Agreement:" in answer  # sure: no mark
+    # A remote model is told the same, in the prompt's review note.
+    assert (
+        'less sure of the last 1 of those sources: mark each of their documents "(check)"' in ctx.prompt.user
+    )
