@@ -23,7 +23,7 @@ import numpy as np
 MODEL_FILE = Path(__file__).resolve().parent / "data" / "clause_model.json"
 # A verdict the review is fairly sure of. The decision threshold is recall-minded (a lawyer checks
 # every document a list names); between it and this, a document holds the clause about as often as
-# not (on the dev matters, in sample: 75 of 146), so answers say which names to check.
+# not (dev presence questions, in sample: 75 of 146), so answers say which names to check.
 SURE = 0.6
 # What a stored signal holds (rag.review.signals); a new format makes older signals outdated like a
 # new model does. 2: the next-best evidence paragraphs (`ClauseSignal.more`) are kept too.
