@@ -374,8 +374,9 @@ def listing_reply(listing: Listing, sources, *, citation_style: str = "inline_nu
     lines = [f"{total} of the {listing.checked} documents checked {verb} {listing.noun}:"]
     if listing.more:
         lines[0] = lines[0][:-1] + f"; the {count} likeliest:"
-    if unsure:  # the review is less sure of these: a lawyer checks them first
-        lines[0] = lines[0][:-1] + f' ({len(unsure)} less surely, marked "check"):'
+    if unsure:  # a lawyer checks these first. No quotation marks of ours: the answer's citation
+        # checks pair every quotation mark with the next.
+        lines[0] = lines[0][:-1] + f"; the review is less sure of {len(unsure)}, marked (check):"
     lines += [
         f"- {_title(q.source)}{' (check)' if q.source.citation_id in unsure else ''}: "
         f'"{q.text}" [{q.source.citation_id}]'

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from rag.models import ClauseSignal
+from rag.models import ClauseSignal, Document
 from rag.pipeline.run import run_query, stream_query
 from rag.pipeline.stages.review import NO_BELOW
 from rag.review import signals
@@ -106,14 +106,21 @@ def test_a_question_that_is_no_plain_yes_or_no_gets_the_finding_without_probably
 def test_a_list_marks_the_documents_the_review_is_less_sure_of(tenant, matter):  # noqa: F811
     case, documents = matter
     alpha, gamma = documents["Alpha Distribution Agreement"], documents["Gamma License Agreement"]
+    # Alpha's clause quotes a defined term: the list's own words must not unbalance the quotes.
+    text = Document.objects.get(pk=alpha.pk).text.replace(
+        "Distributor shall not", 'the "Distributor" shall not'
+    )
+    Document.objects.filter(pk=alpha.pk).delete()
+    alpha = ingest(tenant, case, "Alpha Distribution Agreement", text)
     set_probability(alpha, "non_compete", 0.9)
     set_probability(gamma, "non_compete", (clause_model().threshold + SURE) / 2)
     question = "Which of these agreements contain a non-compete?"
     ctx = run_query(tenant=tenant, question=question, filters={"case_ids": [case.pk]})
     answer = ctx.result["answer"]
-    assert answer.startswith(
-        '2 of the 4 documents checked hold a non-compete clause (1 less surely, marked "check"):'
-    )
+    cited = {c["title"] for c in ctx.result["citations"]}
+    assert cited == {"Alpha Distribution Agreement", "Gamma License Agreement"}, answer  # each still cited
+    heading = "2 of the 4 documents checked hold a non-compete clause; the review is less sure of 1"
+    assert answer.startswith(f"{heading}, marked (check):")
     assert "- Gamma License Agreement (check):" in answer
     assert "- Alpha Distribution Agreement:" in answer  # sure: no mark
     # A remote model is told the same, in the prompt's review note.
