@@ -33,15 +33,21 @@ _SUPERSCRIPT = '<w:rPr><w:vertAlign w:val="superscript"/></w:rPr>'
 
 def _lines(parts: tuple[str | Source, ...]) -> list[list[str | Source]]:
     """The answer's parts cut into its lines (a citation stays on the line that cites it)."""
-    lines: list[list[str | Source]] = [[]]
+    lines = _split(parts, "\n")
+    return [[part for part in line if part != ""] for line in lines]
+
+
+def _split(parts, separator: str) -> list[list[str | Source]]:
+    """`parts` cut at every `separator` in their text; a citation stays with the text before it."""
+    pieces: list[list[str | Source]] = [[]]
     for part in parts:
         if isinstance(part, Source):
-            lines[-1].append(part)
+            pieces[-1].append(part)
             continue
-        pieces = part.split("\n")
-        lines[-1].append(pieces[0])
-        lines.extend([piece] for piece in pieces[1:])
-    return [[part for part in line if part != ""] for line in lines]
+        first, *rest = part.split(separator)
+        pieces[-1].append(first)
+        pieces.extend([piece] for piece in rest)
+    return pieces
 
 
 def _is_row(line: list[str | Source]) -> bool:
@@ -63,14 +69,7 @@ def _blocks(lines: list[list[str | Source]]) -> list[tuple[bool, list[list[str |
 
 def _cells(row: list[str | Source]) -> list[list[str | Source]]:
     """A table line's cells, each its text and citations ("| Alpha | "…" [1] |")."""
-    cells: list[list[str | Source]] = [[]]
-    for part in row:
-        if isinstance(part, Source):
-            cells[-1].append(part)
-            continue
-        pieces = part.split("|")
-        cells[-1].append(pieces[0])
-        cells.extend([piece] for piece in pieces[1:])
+    cells = _split(row, "|")
     cells = [[p.strip() if isinstance(p, str) else p for p in cell] for cell in cells]
     if len(cells) <= 2:
         return cells

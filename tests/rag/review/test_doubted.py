@@ -71,18 +71,6 @@ def test_a_clause_the_review_doubts_is_answered_probably_not_then_the_nearest_pa
 
 
 @pytest.mark.django_db
-def test_a_clause_surely_absent_is_still_a_plain_no(tenant, beta):
-    set_probability(beta, "non_compete", NO_BELOW / 3)
-    result = run_query(
-        tenant=tenant,
-        question="Does this agreement contain a non-compete?",
-        filters={"document_ids": [beta.pk]},
-    ).result
-    assert result["answer"] is None
-    assert result["message"].startswith("No: Beta Supply Agreement does not contain a non-compete clause.")
-
-
-@pytest.mark.django_db
 @pytest.mark.parametrize(
     "question",
     [
