@@ -83,7 +83,7 @@ def test_a_list_question_names_every_document_holding_the_clause_with_its_quote(
     case, _ = matter
     result = run_query(tenant=tenant, question=LIST_QUESTION, filters={"case_ids": [case.pk]}).result
     assert cited_titles(result) == {"Alpha Distribution Agreement", "Gamma License Agreement"}
-    assert result["answer"].startswith("2 of the 4 documents checked hold a non-compete clause:")
+    assert result["answer"].startswith("2 of the 4 documents checked hold a non-compete clause")
     assert "shall not, directly or indirectly, manufacture" in result["answer"]
     assert "market, resell or promote any software products that compete" in result["answer"]
     stages = result["provenance"]["stages"]
@@ -128,7 +128,7 @@ def test_a_confidential_document_the_reader_may_not_read_is_neither_checked_nor_
         tenant=tenant, question=LIST_QUESTION, filters={"case_ids": [case.pk]}, reader=Reader()
     ).result
     assert cited_titles(viewer) == {"Alpha Distribution Agreement"}
-    assert viewer["answer"].startswith("1 of the 3 documents checked holds a non-compete clause:")
+    assert viewer["answer"].startswith("1 of the 3 documents checked holds a non-compete clause")
     assert "Gamma" not in str(viewer["answer"]) and "Licensor" not in str(viewer["answer"])
     admin = run_query(
         tenant=tenant,
@@ -229,7 +229,7 @@ def test_another_firms_documents_are_never_checked_counted_or_listed(tenant, oth
         other_tenant, outside, "Omega Distribution Agreement", CONTRACTS["Alpha Distribution Agreement"]
     )
     result = run_query(tenant=tenant, question=LIST_QUESTION).result  # the whole firm, no filter
-    assert result["answer"].startswith("2 of the 4 documents checked hold a non-compete clause:")
+    assert result["answer"].startswith("2 of the 4 documents checked hold a non-compete clause")
     assert cited_titles(result) == {"Alpha Distribution Agreement", "Gamma License Agreement"}
     assert theirs.pk not in {citation["document_id"] for citation in result["citations"]}
     # Only this firm's four documents were read.
