@@ -78,6 +78,13 @@ class TableStatusSerializer(serializers.Serializer):
     url = serializers.CharField(help_text="The table with its cells.")
 
 
+class CellReviewSerializer(serializers.Serializer):
+    answer = serializers.CharField(help_text="The reviewer's answer; it wins over the machine's `answer`.")
+    note = serializers.CharField(allow_blank=True)
+    reviewer = serializers.CharField(help_text="Username, or the API key's prefix.")
+    reviewed_at = serializers.DateTimeField()
+
+
 class CellSerializer(serializers.Serializer):
     column_index = serializers.IntegerField()
     column_key = serializers.CharField()
@@ -93,6 +100,7 @@ class CellSerializer(serializers.Serializer):
     needs_review = serializers.BooleanField(help_text="Low confidence, no evidence, or an error.")
     error = serializers.CharField(allow_blank=True)
     passage_url = serializers.CharField(allow_null=True, help_text="The quoted passage in the staff UI.")
+    review = CellReviewSerializer(allow_null=True, help_text="A lawyer's review of the cell, if any.")
 
 
 class RowSerializer(serializers.Serializer):
@@ -168,6 +176,18 @@ def cell_body(cell) -> dict | None:
         "needs_review": cell.needs_review,
         "error": cell.error,
         "passage_url": passage_url(cell),
+        "review": review_body(cell),
+    }
+
+
+def review_body(cell) -> dict | None:
+    if not cell.reviewed:
+        return None
+    return {
+        "answer": cell.reviewed_answer,
+        "note": cell.review_note,
+        "reviewer": cell.reviewer,
+        "reviewed_at": cell.reviewed_at,
     }
 
 
@@ -435,6 +455,68 @@ class ReviewTemplateApi(TenantApiView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+_CELL_PARAMETERS = [
+    _TABLE_ID,
+    OpenApiParameter("document_id", int, OpenApiParameter.PATH, description="The cell's document (its row)."),
+    OpenApiParameter("column_index", int, OpenApiParameter.PATH, description="The cell's column, from 0."),
+]
+_NO_CELL = error_response(
+    "No such review table or cell here (a cell of a document the caller may not read is not found either)."
+)
+
+
+class ReviewCellApi(TenantApiView):
+    """PUT: record the caller's review of one cell: their answer (it wins over the machine's in the
+    table, its page and its exports) and a note (member or above). DELETE: take it back."""
+
+    required_role = Role.MEMBER
+    parser_classes = [StrictJSONParser]
+
+    class InputSerializer(serializers.Serializer):
+        answer = serializers.CharField(
+            max_length=services.MAX_REVIEW_ANSWER, help_text='The right answer, e.g. "No" or "New York".'
+        )
+        note = serializers.CharField(
+            max_length=services.MAX_REVIEW_NOTE, required=False, allow_blank=True, default=""
+        )
+
+    def _cell(self, request, table_id, document_id, column_index):
+        caller = Caller.from_request(request)
+        return selectors.review_cell_get(
+            caller=caller, table=_table(request, table_id), document_id=document_id, column_index=column_index
+        )
+
+    @extend_schema(
+        operation_id="rag_review_cell_review",
+        parameters=_CELL_PARAMETERS,
+        request=InputSerializer,
+        responses={
+            200: CellSerializer,
+            400: error_response("No answer, or a field too long."),
+            404: _NO_CELL,
+        },
+    )
+    def put(self, request, table_id: int, document_id: int, column_index: int):
+        payload = self.InputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        cell = services.review_cell_review(
+            caller=Caller.from_request(request),
+            cell=self._cell(request, table_id, document_id, column_index),
+            answer=payload.validated_data["answer"],
+            note=payload.validated_data["note"],
+        )
+        return Response(CellSerializer(cell_body(cell)).data)
+
+    @extend_schema(
+        operation_id="rag_review_cell_unreview",
+        parameters=_CELL_PARAMETERS,
+        responses={200: CellSerializer, 404: _NO_CELL},
+    )
+    def delete(self, request, table_id: int, document_id: int, column_index: int):
+        cell = services.review_cell_unreview(cell=self._cell(request, table_id, document_id, column_index))
+        return Response(CellSerializer(cell_body(cell)).data)
+
+
 urlpatterns = [
     path("review-columns", ReviewColumnsApi.as_view(), name="rag-review-columns"),
     path("cases/<int:case_id>/review-tables", CaseReviewTablesApi.as_view(), name="rag-case-review-tables"),
@@ -448,6 +530,11 @@ urlpatterns = [
     path("review-tables/<int:table_id>/rerun", ReviewTableRerunApi.as_view(), name="rag-review-table-rerun"),
     path(
         "review-tables/<int:table_id>/export", ReviewTableExportApi.as_view(), name="rag-review-table-export"
+    ),
+    path(
+        "review-tables/<int:table_id>/cells/<int:document_id>/<int:column_index>",
+        ReviewCellApi.as_view(),
+        name="rag-review-cell",
     ),
     path("review-templates", ReviewTemplatesApi.as_view(), name="rag-review-templates"),
     path(

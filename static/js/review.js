@@ -1,7 +1,7 @@
 // Review tables: the case's Review page starts a table (columns picked, or a saved set) and the
 // table's page follows its progress every second, then shows the cells (reloading once it is
-// done; the cells filled so far are on the page when it is opened); cancel and
-// re-run go through the REST API.
+// done; the cells filled so far are on the page when it is opened); cancel, re-run and a lawyer's
+// review of a cell go through the REST API.
 "use strict";
 
 (() => {
@@ -91,6 +91,35 @@
     if (!result.ok) { failure.textContent = Lexrag.errorText(result); failure.hidden = false; return; }
     window.location.reload();
   }
+
+  // A lawyer's review of one cell: their answer and note, saved through the REST API (PUT), or
+  // taken back (DELETE); the page reloads to show the table as everyone now sees it.
+  const reviewForm = document.getElementById("review-cell-form");
+  document.querySelectorAll("button.review-cell").forEach((button) => {
+    button.addEventListener("click", () => {
+      const cell = button.closest("td");
+      if (cell.querySelector("form")) return;
+      const form = reviewForm.content.firstElementChild.cloneNode(true);
+      form.elements.answer.value = button.dataset.answer;
+      form.elements.note.value = button.dataset.note;
+      const unreview = form.querySelector('[data-action="unreview"]');
+      unreview.hidden = button.dataset.reviewed !== "true";
+      const problem = form.querySelector(".error");
+      const send = async (options) => {
+        const result = await Lexrag.api(cell.dataset.url, options);
+        if (!result.ok) { problem.textContent = Lexrag.errorText(result); problem.hidden = false; return; }
+        window.location.reload();
+      };
+      form.addEventListener("submit", (event) => {
+        event.preventDefault();
+        send({ method: "PUT", body: { answer: form.elements.answer.value, note: form.elements.note.value } });
+      });
+      form.querySelector('[data-action="cancel"]').addEventListener("click", () => form.remove());
+      unreview.addEventListener("click", () => send({ method: "DELETE" }));
+      cell.appendChild(form);
+      form.elements.answer.focus();
+    });
+  });
 
   if (cancel) cancel.addEventListener("click", () => post(cancel));
   if (rerun) rerun.addEventListener("click", () => post(rerun));

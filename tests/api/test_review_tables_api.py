@@ -100,10 +100,10 @@ def test_the_exports_hold_every_cell_as_csv_and_xlsx(matter, admin_client):
     assert response["Content-Disposition"] == f'attachment; filename="review-table-{made["id"]}.csv"'
     lines = list(csv.reader(io.StringIO(response.content.decode())))
     assert lines[0][:3] == ["Document", "Document id", "Governing Law"]
-    assert lines[0][3:7] == [
-        f"Governing Law: {part}" for part in ("quote", "page", "confidence", "needs review")
+    assert lines[0][3:8] == [
+        f"Governing Law: {part}" for part in ("quote", "page", "confidence", "needs review", "reviewed")
     ]
-    assert len(lines[0]) == 2 + 3 * 5 and len(lines) == 3
+    assert len(lines[0]) == 2 + 3 * 6 and len(lines) == 3
     consulting = next(line for line in lines if line[0] == "Consulting Agreement")
     assert consulting[1] == str(open_doc.pk) and "New York" in consulting[3] and consulting[4] == "1"
 

@@ -129,3 +129,38 @@ def test_a_queued_table_shows_its_progress_and_fills_in_by_itself(page, live_ser
     assert page.locator("#table-status").inner_text() == "Done"
     assert page.locator("#review-table td.cell").count() == 2
     assert page.locator("#rerun-table").is_visible()
+
+
+def test_a_lawyer_reviews_a_cell_and_the_table_shows_their_answer(page, live_server, matter, tenant):
+    user, case = matter
+    caller = Caller(tenant=tenant, role=Role.MEMBER, user_id=user.pk)
+    table = services.review_table_create(
+        caller=caller, case_id=case.pk, columns=[{"key": "insurance"}], enqueue=False
+    )
+    fill.table_fill(table_id=table.pk, run=table.run)
+    page.set_viewport_size({"width": 1366, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    log_in(page, live_server, user)
+    page.goto(f"{live_server.url}/review/{table.pk}/")
+    beta = page.locator("#review-table tr", has_text="Beta Supply Agreement").locator("td.cell")
+    machine = beta.locator(".answer").inner_text()
+
+    beta.locator("button.review-cell").click()
+    beta.locator("input[name=answer]").fill("No")
+    beta.locator("textarea[name=note]").fill("No insurance clause; checked the schedules too.")
+    beta.locator("button[type=submit]").click()
+    page.wait_for_selector("#review-table td.reviewed")
+    beta = page.locator("#review-table tr", has_text="Beta Supply Agreement").locator("td.cell")
+    assert beta.locator(".answer").inner_text() == "No"
+    assert f"Reviewed by {user.username}" in beta.locator(".review-by").inner_text()
+    assert f"the table said: {machine}" in beta.locator(".review-by").inner_text()
+    assert beta.locator(".review-note").inner_text() == "No insurance clause; checked the schedules too."
+    assert beta.locator("button.review-cell").inner_text() == "Edit review"
+
+    beta.locator("button.review-cell").click()  # take it back: the machine's answer shows again
+    beta.locator('[data-action="unreview"]').click()
+    page.locator("#review-table td.reviewed").wait_for(state="detached")
+    beta = page.locator("#review-table tr", has_text="Beta Supply Agreement").locator("td.cell")
+    assert beta.locator(".answer").inner_text() == machine
+    assert not errors, errors

@@ -1,6 +1,7 @@
 """A review table as a file: CSV or XLSX (openpyxl), as the reader may see it (the same rows as
-`selectors.review_table_view`). One row per document; for each column its answer, the quote, the
-page, the confidence and whether it needs review. Text a spreadsheet would run as a formula is
+`selectors.review_table_view`). One row per document; for each column its answer (a reviewer's,
+where a lawyer reviewed the cell), the quote, the page, the confidence, whether it needs review
+and who reviewed it. Text a spreadsheet would run as a formula is
 prefixed with "'" (rag.exports.spreadsheet)."""
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from .selectors import TableView
 CSV_TYPE = "text/csv; charset=utf-8"
 XLSX_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 FORMATS = ("csv", "xlsx")
-PARTS = ("answer", "quote", "page", "confidence", "needs review")
+PARTS = ("answer", "quote", "page", "confidence", "needs review", "reviewed")
 
 
 @dataclass(frozen=True)
@@ -44,13 +45,24 @@ def rows(view: TableView) -> list[list]:
         line = [row.title, row.document_id]
         for cell in row.cells:
             if cell is None:
-                line += ["", "", "", "", "yes"]
+                line += ["", "", "", "", "yes", ""]
                 continue
             confidence = "" if cell.confidence is None else round(cell.confidence, 3)
-            answer = cell.answer or cell.error
-            line += [answer, cell.quote, cell.page or "", confidence, "yes" if cell.needs_review else "no"]
+            answer = cell.final_answer or cell.error
+            needs_review = "yes" if cell.needs_review and not cell.reviewed else "no"
+            line += [answer, cell.quote, cell.page or "", confidence, needs_review, reviewed(cell)]
         lines.append([csv_safe(value) for value in line])
     return lines
+
+
+def reviewed(cell) -> str:
+    """Who reviewed the cell and when, what the machine had answered, and their note ("" when
+    nobody did): the answer column shows the reviewer's answer."""
+    if not cell.reviewed:
+        return ""
+    machine = cell.answer or cell.error
+    said = f"by {cell.reviewer} on {cell.reviewed_at:%Y-%m-%d}; the review table said: {machine}"
+    return f"{said}; note: {cell.review_note}" if cell.review_note else said
 
 
 def table_export(view: TableView, fmt: str) -> ExportFile:

@@ -37,7 +37,7 @@ from ragsite.exceptions import ApplicationError
 from tenants.selectors import owned_list
 
 from . import recovery
-from .models import ReviewCell, ReviewStatus, ReviewTable
+from .models import UNREVIEWED, ReviewCell, ReviewStatus, ReviewTable
 from .specs import TableColumn, is_presence, table_columns
 
 logger = logging.getLogger(__name__)
@@ -284,6 +284,10 @@ def _save(table: ReviewTable, document: _Document, column: TableColumn, cell: di
     values = {**_EMPTY, **cell, "column_key": column.key, "document_indexed_at": document.indexed_at}
     try:
         with transaction.atomic():
+            # A lawyer's review judged the document as it was: computed for changed text, it goes.
+            ReviewCell.objects.filter(
+                tenant=table.tenant, table=table, document_id=document.pk, column_index=column.index
+            ).exclude(document_indexed_at=document.indexed_at).update(**UNREVIEWED)
             ReviewCell.objects.update_or_create(
                 tenant=table.tenant,
                 table=table,

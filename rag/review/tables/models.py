@@ -64,6 +64,10 @@ class ReviewTable(TenantOwned):
         return self.status in ACTIVE
 
 
+# A cell with no review (what taking a review back, or computing the cell again, leaves).
+UNREVIEWED = {"reviewed_answer": "", "review_note": "", "reviewer": "", "reviewed_at": None}
+
+
 class ReviewCell(TenantOwned):
     """One document's answer to one column. `answer`: "Yes"/"No" for a presence column, else the
     pipeline's answer (or its "not found" message); `quote` is `Document.text[char_start:char_end]`
@@ -84,6 +88,16 @@ class ReviewCell(TenantOwned):
     error = models.CharField(max_length=300, blank=True)
     document_indexed_at = models.DateTimeField(null=True, blank=True)
     computed_at = models.DateTimeField(auto_now=True)
+    # A lawyer's review of the cell: their answer (it wins over the machine's in the page and the
+    # exports) and note, who and when. Cleared when the cell is computed again for a changed
+    # document: the review judged text that is gone.
+    # (db_default: rows an older release inserts, during a rolling upgrade, get "" too)
+    reviewed_answer = models.TextField(blank=True, db_default="")
+    review_note = models.TextField(blank=True, db_default="")
+    reviewer = models.CharField(
+        max_length=150, blank=True, db_default="", help_text="Username, or the API key's prefix."
+    )
+    reviewed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["document_id", "column_index"]
@@ -95,6 +109,15 @@ class ReviewCell(TenantOwned):
 
     def __str__(self) -> str:
         return f"{self.table_id}:{self.document_id}:{self.column_key}"
+
+    @property
+    def reviewed(self) -> bool:
+        return self.reviewed_at is not None
+
+    @property
+    def final_answer(self) -> str:
+        """The answer to show: the reviewer's where the cell was reviewed, else the machine's."""
+        return self.reviewed_answer if self.reviewed else self.answer
 
 
 class ReviewTemplate(TenantOwned):

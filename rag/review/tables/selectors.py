@@ -21,6 +21,7 @@ from .models import ReviewCell, ReviewTable, ReviewTemplate
 from .specs import TableColumn, table_columns
 
 TABLE_NOT_FOUND = "Review table not found."
+CELL_NOT_FOUND = "Review cell not found."
 
 
 def review_table_list(*, tenant: Tenant, case_id: int) -> QuerySet[ReviewTable]:
@@ -78,6 +79,25 @@ def review_table_view(*, caller: Caller, table: ReviewTable) -> TableView:
     for cell in cells.filter(column_index__lt=len(columns), document_id__in=shown_ids):
         rows[cell.document_id].cells[cell.column_index] = cell
     return TableView(table, columns, list(rows.values()), redacted)
+
+
+def review_cell_get(*, caller: Caller, table: ReviewTable, document_id, column_index) -> ReviewCell:
+    """One cell of `table`; `NotFound` when missing, or when its document is one the caller may not
+    read now (the same answer as a missing cell: a hidden document is never confirmed)."""
+    visibility = reader_visibility(tenant=caller.tenant, reader=caller.reader)
+    visible = owned_list(Document, tenant=caller.tenant).filter(visibility.as_document_q())
+    try:
+        cell = (
+            owned_list(ReviewCell, tenant=caller.tenant)
+            .filter(table=table, document_id=document_id, column_index=column_index)
+            .filter(document_id__in=visible.filter(case_id=table.case_id).values("pk"))
+            .first()
+        )
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise NotFound(CELL_NOT_FOUND) from exc
+    if cell is None:
+        raise NotFound(CELL_NOT_FOUND)
+    return cell
 
 
 def review_template_list(*, tenant: Tenant) -> QuerySet[ReviewTemplate]:

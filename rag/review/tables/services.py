@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -19,7 +20,7 @@ from ragsite.exceptions import Conflict, InvalidInput, QueueUnavailable
 
 from . import selectors
 from .fill import visible_documents
-from .models import ACTIVE, ReviewStatus, ReviewTable, ReviewTemplate
+from .models import ACTIVE, UNREVIEWED, ReviewCell, ReviewStatus, ReviewTable, ReviewTemplate
 from .specs import validated
 
 logger = logging.getLogger(__name__)
@@ -114,6 +115,43 @@ def review_table_cancel(*, table: ReviewTable) -> ReviewTable:
 def review_table_delete(*, table: ReviewTable) -> None:
     """Delete the table and its cells (a running job stops at its next cell)."""
     table.delete()
+
+
+MAX_REVIEW_ANSWER = 2000
+MAX_REVIEW_NOTE = 4000
+
+
+def review_cell_review(*, caller: Caller, cell: ReviewCell, answer: str, note: str = "") -> ReviewCell:
+    """Record `caller`'s review of `cell`: their answer (it wins over the machine's in the page and
+    the exports; the machine's stays for comparison) and a note. `InvalidInput` for an empty or
+    overlong answer or an overlong note."""
+    answer, note = (answer or "").strip(), (note or "").strip()
+    errors = {}
+    if not answer or len(answer) > MAX_REVIEW_ANSWER:
+        errors["answer"] = f"Give the answer, at most {MAX_REVIEW_ANSWER} characters."
+    if len(note) > MAX_REVIEW_NOTE:
+        errors["note"] = f"At most {MAX_REVIEW_NOTE} characters."
+    if errors:
+        raise InvalidInput("The review needs an answer, and both fields have a length limit.", details=errors)
+    cell.reviewed_answer, cell.review_note = answer, note
+    cell.reviewer = _reviewer(caller)
+    cell.reviewed_at = timezone.now()
+    cell.save(update_fields=["reviewed_answer", "review_note", "reviewer", "reviewed_at"])
+    return cell
+
+
+def review_cell_unreview(*, cell: ReviewCell) -> ReviewCell:
+    """Take the review of `cell` back: the machine's answer shows again."""
+    ReviewCell.objects.filter(pk=cell.pk).update(**UNREVIEWED)
+    cell.refresh_from_db()
+    return cell
+
+
+def _reviewer(caller: Caller) -> str:
+    if caller.user_id is not None:
+        user = get_user_model().objects.filter(pk=caller.user_id).first()
+        return user.get_username() if user else f"user {caller.user_id}"
+    return f"API key {caller.api_key_prefix}"
 
 
 def review_template_create(*, caller: Caller, name: str, columns) -> ReviewTemplate:
