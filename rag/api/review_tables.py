@@ -86,6 +86,7 @@ class CellReviewSerializer(serializers.Serializer):
 
 
 class CellSerializer(serializers.Serializer):
+    id = serializers.IntegerField(help_text="The cell's id: PUT/DELETE review-cells/<id> reviews it.")
     column_index = serializers.IntegerField()
     column_key = serializers.CharField()
     answer = serializers.CharField(
@@ -164,6 +165,7 @@ def cell_body(cell) -> dict | None:
     if cell is None:
         return None
     return {
+        "id": cell.pk,
         "column_index": cell.column_index,
         "column_key": cell.column_key,
         "answer": cell.answer,
@@ -455,13 +457,10 @@ class ReviewTemplateApi(TenantApiView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-_CELL_PARAMETERS = [
-    _TABLE_ID,
-    OpenApiParameter("document_id", int, OpenApiParameter.PATH, description="The cell's document (its row)."),
-    OpenApiParameter("column_index", int, OpenApiParameter.PATH, description="The cell's column, from 0."),
-]
+_CELL_ID = OpenApiParameter("cell_id", int, OpenApiParameter.PATH, description="The cell's id (its `id`).")
 _NO_CELL = error_response(
-    "No such review table or cell here (a cell of a document the caller may not read is not found either)."
+    "No such review cell here (one of a document the caller may not read, of a walled-off case's "
+    "table or of another tenant's is not found either)."
 )
 
 
@@ -480,15 +479,12 @@ class ReviewCellApi(TenantApiView):
             max_length=services.MAX_REVIEW_NOTE, required=False, allow_blank=True, default=""
         )
 
-    def _cell(self, request, table_id, document_id, column_index):
-        caller = Caller.from_request(request)
-        return selectors.review_cell_get(
-            caller=caller, table=_table(request, table_id), document_id=document_id, column_index=column_index
-        )
+    def _cell(self, request, cell_id):
+        return selectors.review_cell_get(caller=Caller.from_request(request), cell_id=cell_id)
 
     @extend_schema(
         operation_id="rag_review_cell_review",
-        parameters=_CELL_PARAMETERS,
+        parameters=[_CELL_ID],
         request=InputSerializer,
         responses={
             200: CellSerializer,
@@ -496,12 +492,12 @@ class ReviewCellApi(TenantApiView):
             404: _NO_CELL,
         },
     )
-    def put(self, request, table_id: int, document_id: int, column_index: int):
+    def put(self, request, cell_id: int):
         payload = self.InputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         cell = services.review_cell_review(
             caller=Caller.from_request(request),
-            cell=self._cell(request, table_id, document_id, column_index),
+            cell=self._cell(request, cell_id),
             answer=payload.validated_data["answer"],
             note=payload.validated_data["note"],
         )
@@ -509,11 +505,11 @@ class ReviewCellApi(TenantApiView):
 
     @extend_schema(
         operation_id="rag_review_cell_unreview",
-        parameters=_CELL_PARAMETERS,
+        parameters=[_CELL_ID],
         responses={200: CellSerializer, 404: _NO_CELL},
     )
-    def delete(self, request, table_id: int, document_id: int, column_index: int):
-        cell = services.review_cell_unreview(cell=self._cell(request, table_id, document_id, column_index))
+    def delete(self, request, cell_id: int):
+        cell = services.review_cell_unreview(cell=self._cell(request, cell_id))
         return Response(CellSerializer(cell_body(cell)).data)
 
 
@@ -531,11 +527,7 @@ urlpatterns = [
     path(
         "review-tables/<int:table_id>/export", ReviewTableExportApi.as_view(), name="rag-review-table-export"
     ),
-    path(
-        "review-tables/<int:table_id>/cells/<int:document_id>/<int:column_index>",
-        ReviewCellApi.as_view(),
-        name="rag-review-cell",
-    ),
+    path("review-cells/<int:cell_id>", ReviewCellApi.as_view(), name="rag-review-cell"),
     path("review-templates", ReviewTemplatesApi.as_view(), name="rag-review-templates"),
     path(
         "review-templates/<int:review_template_id>", ReviewTemplateApi.as_view(), name="rag-review-template"

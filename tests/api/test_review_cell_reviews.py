@@ -21,7 +21,8 @@ INSURANCE = 1  # COLUMNS' index of the insurance column
 
 
 def cell_url(table: dict, document_id: int, column_index: int = INSURANCE) -> str:
-    return f"{table['url']}/cells/{document_id}/{column_index}"
+    cell = ReviewCell.objects.filter(table_id=table["id"], document_id=document_id, column_index=column_index)
+    return f"/api/v1/rag/review-cells/{cell.values_list('pk', flat=True).first() or 2_000_000_000}"
 
 
 def exported(client, table: dict) -> dict[str, dict[str, str]]:
@@ -55,6 +56,7 @@ def test_a_reviewed_answer_wins_in_the_table_and_the_exports_and_can_be_taken_ba
 
     row = next(r for r in admin_client.get(table["url"]).json()["rows"] if r["document_id"] == open_doc.pk)
     assert row["cells"][INSURANCE]["review"]["answer"] == "Yes"
+    assert cell_url(table, open_doc.pk).endswith(f"/{row['cells'][INSURANCE]['id']}")  # the cell's id
     assert row["cells"][0]["review"] is None  # other cells untouched
     line = exported(admin_client, table)["Consulting Agreement"]
     assert line["Insurance"] == "Yes" and line["Insurance: needs review"] == "no"
@@ -93,7 +95,8 @@ def test_who_may_review_what(matter, admin_client, viewer_client, member_client,
     table = make_table(admin_client, case.pk)
     answer = {"answer": "No"}
     assert viewer_client.put(cell_url(table, open_doc.pk), answer, format="json").status_code == 403
-    # A confidential document the member may not read: the same 404 as a cell that does not exist.
+    # A confidential document the member may not read: the same 404 as a cell that does not exist
+    # (column 9 has none).
     hidden = member_client.put(cell_url(table, closed.pk), answer, format="json")
     missing = member_client.put(cell_url(table, open_doc.pk, column_index=9), answer, format="json")
     assert hidden.status_code == missing.status_code == 404

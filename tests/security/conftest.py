@@ -28,6 +28,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from rag.models import Document, DocumentStatus
+from rag.review.tables.models import ReviewCell
 from tenants import services as tenant_services
 from tenants.models import Invitation, Role
 from tests.factories import MembershipFactory, TenantFactory, UserFactory
@@ -193,6 +194,9 @@ def _populate(data: TenantData, suffix: str) -> None:
     )
     assert response.status_code == 202, response.content
     data.extra["table_id"] = response.json()["id"]
+    data.extra["cell_id"] = (
+        ReviewCell.objects.filter(table_id=data.extra["table_id"]).values_list("pk").first()[0]
+    )
     response = admin.post(
         "/api/v1/rag/review-templates", {"name": f"{data.label} set", "columns": columns}, format="json"
     )

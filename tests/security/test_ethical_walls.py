@@ -22,6 +22,7 @@ from rest_framework.test import APIClient
 
 from rag import services as case_services
 from rag.models import Case, Document
+from rag.review.tables.models import ReviewCell
 from tenants.models import Role
 from tests.factories import MembershipFactory
 
@@ -37,7 +38,7 @@ from .conftest import (
 )
 from .test_tenant_isolation import OPERATIONS, PATH_PARAMS, PROBES, _call, _normalized, _path_params
 
-WALLED_PARAMS = ("case_id", "document_id", "job_id", "request_id", "conversation_id", "table_id")
+WALLED_PARAMS = ("case_id", "document_id", "job_id", "request_id", "conversation_id", "table_id", "cell_id")
 OPEN_TEXT = (
     "CONSULTING AGREEMENT between Acme Robotics Corp and Initech LLC.\n\n"
     "1. Services. Initech shall advise on logistics.\n\n"
@@ -59,6 +60,7 @@ class Walled:
     open_job_id: str
     open_conversation_id: str
     open_table_id: int
+    open_cell_id: int
 
     def secrets(self) -> list[str]:
         firm = self.firm
@@ -137,6 +139,9 @@ def walled(world, django_db_blocker) -> Walled:
             open_job_id=response.json()["job_id"],
             open_conversation_id=open_conversation,
             open_table_id=open_table_id,
+            open_cell_id=ReviewCell.objects.filter(table_id=open_table_id)
+            .values_list("pk", flat=True)
+            .first(),
         )
     yield data
     with django_db_blocker.unblock():
@@ -150,6 +155,7 @@ WALLED_VALUE = {
     "request_id": lambda w: w.firm.request_id,
     "conversation_id": lambda w: w.firm.extra["conversation_id"],
     "table_id": lambda w: w.firm.extra["table_id"],
+    "cell_id": lambda w: w.firm.extra["cell_id"],
 }
 OPEN_VALUE = {
     "case_id": lambda w: w.open_case_id,
@@ -158,6 +164,7 @@ OPEN_VALUE = {
     "request_id": lambda w: w.open_request_id,
     "conversation_id": lambda w: w.open_conversation_id,
     "table_id": lambda w: w.open_table_id,
+    "cell_id": lambda w: w.open_cell_id,
 }
 WALLED_OPERATIONS = [
     (method, path)

@@ -118,6 +118,12 @@ PATH_PARAMS: dict[str, PathParam] = {
         missing=2_000_000_000,
         owner_read=lambda b: (Role.MEMBER, f"/api/v1/rag/review-tables/{b.extra['table_id']}"),
     ),
+    "cell_id": PathParam(
+        foreign=lambda b: b.extra["cell_id"],
+        own=lambda a: a.extra["cell_id"],
+        missing=2_000_000_000,
+        owner_read=lambda b: (Role.MEMBER, f"/api/v1/rag/review-tables/{b.extra['table_id']}"),
+    ),
     "review_template_id": PathParam(
         foreign=lambda b: b.extra["review_template_id"],
         own=lambda a: a.extra["review_template_id"],
@@ -319,6 +325,10 @@ PROBES: dict[str, Probe] = {
     "POST /api/v1/rag/review-tables/{table_id}/cancel": Probe("cancel bravo's review table"),
     "POST /api/v1/rag/review-tables/{table_id}/rerun": Probe("re-run bravo's review table"),
     "GET /api/v1/rag/review-tables/{table_id}/export": Probe("bravo's review table as CSV"),
+    "PUT /api/v1/rag/review-cells/{cell_id}": Probe(
+        "review a cell of bravo's table", body=lambda a, b: {"answer": "No", "note": "by alpha"}
+    ),
+    "DELETE /api/v1/rag/review-cells/{cell_id}": Probe("take back a review of bravo's cell"),
     "GET /api/v1/rag/review-templates": Probe("alpha's saved column sets only"),
     "POST /api/v1/rag/review-templates": Probe(
         "a column set of alpha's own",

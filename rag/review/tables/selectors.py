@@ -81,21 +81,27 @@ def review_table_view(*, caller: Caller, table: ReviewTable) -> TableView:
     return TableView(table, columns, list(rows.values()), redacted)
 
 
-def review_cell_get(*, caller: Caller, table: ReviewTable, document_id, column_index) -> ReviewCell:
-    """One cell of `table`; `NotFound` when missing, or when its document is one the caller may not
-    read now (the same answer as a missing cell: a hidden document is never confirmed)."""
-    visibility = reader_visibility(tenant=caller.tenant, reader=caller.reader)
-    visible = owned_list(Document, tenant=caller.tenant).filter(visibility.as_document_q())
+def review_cell_get(*, caller: Caller, cell_id) -> ReviewCell:
+    """One cell; `NotFound` (one message for all) when missing, another tenant's, of a walled-off
+    case's table, or of a document the caller may not read now: a hidden document is never
+    confirmed."""
     try:
-        cell = (
-            owned_list(ReviewCell, tenant=caller.tenant)
-            .filter(table=table, document_id=document_id, column_index=column_index)
-            .filter(document_id__in=visible.filter(case_id=table.case_id).values("pk"))
-            .first()
-        )
+        cell = owned_list(ReviewCell, tenant=caller.tenant).filter(pk=cell_id).first()
     except (ValueError, TypeError, OverflowError) as exc:
         raise NotFound(CELL_NOT_FOUND) from exc
     if cell is None:
+        raise NotFound(CELL_NOT_FOUND)
+    try:
+        table = review_table_get(
+            tenant=caller.tenant, table_id=cell.table_id, hidden_cases=caller.hidden_cases
+        )
+    except NotFound as exc:
+        raise NotFound(CELL_NOT_FOUND) from exc
+    visibility = reader_visibility(tenant=caller.tenant, reader=caller.reader)
+    readable = owned_list(Document, tenant=caller.tenant).filter(
+        visibility.as_document_q(), pk=cell.document_id, case_id=table.case_id
+    )
+    if not readable.exists():
         raise NotFound(CELL_NOT_FOUND)
     return cell
 
