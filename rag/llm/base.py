@@ -120,6 +120,9 @@ class GenerationRequest:
     # ... and the citation ids of the sources holding its evidence (the paragraphs the review read
     # the clause in, beyond what search found): quoted after the answer's own quotes.
     evidence: tuple[str, ...] = ()
+    # The sources are that evidence alone (search found nothing that answers): the answer's
+    # confidence is the review's probability of the clause.
+    evidence_confidence: float | None = None
     # A permission question about something the document's clause restricts (its noun): the answer
     # opens "No: …" or "Not freely: …".
     restricted: str = ""

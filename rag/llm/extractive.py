@@ -177,6 +177,8 @@ class ExtractiveProvider:
                 else "Also on point",
                 **options,
             )
+        if request.evidence_confidence is not None and reply["citations"]:
+            reply["confidence"] = round(request.evidence_confidence, 3)
         if request.affirmed and reply["citations"]:
             negated = _negated(request, reply)
             opening = f"No: it is {negated}." if negated else "Yes."  # "Is the license exclusive?"

@@ -85,6 +85,11 @@ class QueryContext:
     # A permission question ("Can it be assigned without consent?") about a document whose clause
     # restricts it: the answer opens "No: …" / "Not freely: …" (rag.answers.asked.restricted_opening).
     restricted: str | None = None
+    # ... the review's probability of that clause: at SURE or more (rag.review.model), where
+    # search's passages do not answer, the review's evidence does (`from_evidence`: the context is
+    # that evidence alone, and the answer's confidence the review's).
+    clause_probability: float | None = None
+    from_evidence: bool = False
     # A question about one document whose clause the review did not find, but not surely enough
     # to answer "No": the answer opens with this sentence ("Probably not: a non-compete clause was
     # not found in …") and then quotes what search found and the review's nearest paragraph, to check.

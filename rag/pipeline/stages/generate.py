@@ -57,6 +57,7 @@ def _request(
         restricted=(ctx.restricted or "") if not step else "",
         doubted=(ctx.doubted or "") if not step else "",
         evidence=_evidence(ctx) if not step else (),
+        evidence_confidence=ctx.clause_probability if ctx.from_evidence and not step else None,
         comparison=comparison(ctx) if not step else None,
     )
 

@@ -10,6 +10,7 @@ from django.conf import settings
 
 from rag.retrieval import service as retrieval
 from rag.review.compare import Comparison
+from rag.review.model import SURE
 from ragsite.exceptions import ConfigurationError
 from templates_admin.rendering import MAX_FOLLOW_UPS, render
 
@@ -113,6 +114,16 @@ class BuildContextStage:
         ctx.note(self.name, answerability=ctx.answerability, answerable=answerable)
         if missing:
             ctx.note(self.name, missing_clause=missing.clause)
+        sure = ctx.clause_probability is not None and ctx.clause_probability >= SURE
+        if not answerable and not missing and sure and ctx.evidence_passages:
+            # The review read every passage and is fairly sure the clause is there: its evidence
+            # answers ("Yes." and the clause), where search's passages do not.
+            ctx.context = build_context(
+                list(ctx.evidence_passages), citation_style=ctx.citation_style, token_budget=budget
+            )
+            ctx.from_evidence = True
+            ctx.note(self.name, answered_from="clause_evidence")
+            return ctx
         if not answerable and not ctx.config.dry_run:
             ctx.not_found_reason = "not_in_documents"
             ctx.not_found_message = missing.message if missing else None

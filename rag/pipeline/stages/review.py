@@ -117,6 +117,7 @@ class MatterReviewStage:
             # notice?"); a yes/no question's answer opens with the review's "Yes.".
             if kind == CLAUSE:
                 return ctx
+            ctx.clause_probability = verdict.probability
             if review.column.key in RESTRICTIONS and asks_permission(ctx.search_query or ""):
                 ctx.restricted = review.column.noun  # "Can it be assigned without consent?": "No: …"
             else:

@@ -11,8 +11,9 @@ from rag.models import ClauseSignal, Document
 from rag.pipeline.run import run_query, stream_query
 from rag.retrieval.service import Reader
 from rag.review import signals
-from rag.review.model import clause_model
+from rag.review.model import SURE, clause_model
 from tests.rag.review.contracts import ingest, make_confidential
+from tests.rag.review.test_doubted import set_probability
 from tests.rag.review.test_matter_lists import BOILERPLATE
 
 NON_COMPETE = (
@@ -91,3 +92,19 @@ def test_the_evidence_is_quoted_streamed_and_in_agentic_mode_too(tenant, alpha):
         snippets = " ".join(c["snippet"] for c in result["citations"])
         assert "manufacture, sell, distribute or promote" in snippets
         assert "after the expiration or termination" in snippets
+
+
+@pytest.mark.django_db
+def test_where_search_finds_no_answer_a_sure_review_answers_yes_from_its_evidence(tenant, alpha, settings):
+    settings.RAG_MIN_ANSWERABILITY = 1.01  # search's passages never answer here
+    filters = {"document_ids": [alpha.pk]}
+    set_probability(alpha, "non_compete", 0.9)
+    result = run_query(tenant=tenant, question=QUESTION, filters=filters, use_cache=False).result
+    assert (result["answer"] or "").startswith("Yes. Alpha Distribution Agreement states:"), result
+    assert "manufacture, sell, distribute or promote" in result["answer"]
+    assert result["provenance"]["stages"]["build_context"]["answered_from"] == "clause_evidence"
+    assert result["confidence_score"] == 0.9  # the review's, not search's
+    # Less sure (between the threshold and SURE): "not found", as search alone says.
+    set_probability(alpha, "non_compete", (clause_model().threshold + SURE) / 2)
+    result = run_query(tenant=tenant, question=QUESTION, filters=filters, use_cache=False).result
+    assert result["answer"] is None and "answered_from" not in result["provenance"]["stages"]["build_context"]
