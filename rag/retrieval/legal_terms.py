@@ -288,7 +288,10 @@ EVIDENCE: dict[str, re.Pattern] = {
         "exclusivity": r"\bexclusiv\w*|\bsole\b",
         "no-solicit": r"\bsolicit\w*|\bhir(?:e|ing)\b|\brecruit\w*|\bpoach\w*|\binduce\w*",
         "non-disparagement": r"\bdisparag\w*|\bnegative\w*|\bdetrimental\b|\breputation\w*",
-        "right of first refusal": r"\bfirst (?:refusal|offer|negotiation)\b|\bright of first\b|\bmatch\w*",
+        "right of first refusal": (
+            r"\bfirst (?:refusal|offer|negotiation)\b|\bright of first\b|\bfirst right\b|"
+            r"\bright of (?:refusal|first)\b|\bmatch\w*"
+        ),
         "most favored nation": r"\bfavou?r\w*",
         "source code escrow": r"\bescrow\w*|\bsource code\b",
         "covenant not to sue": r"\bsue\b|\bchalleng\w*|\bcontest\w*|\bvalidity\b",

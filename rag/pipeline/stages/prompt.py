@@ -115,9 +115,11 @@ class BuildContextStage:
         if missing:
             ctx.note(self.name, missing_clause=missing.clause)
         sure = ctx.clause_probability is not None and ctx.clause_probability >= SURE
-        if not answerable and not missing and sure and ctx.evidence_passages:
+        if not answerable and sure and ctx.evidence_passages:
             # The review read every passage and is fairly sure the clause is there: its evidence
-            # answers ("Yes." and the clause), where search's passages do not.
+            # answers ("Yes." and the clause), where search's passages do not, and where the word
+            # lists say the document never uses the clause's words (it is worded in a way they
+            # miss).
             ctx.context = build_context(
                 list(ctx.evidence_passages), citation_style=ctx.citation_style, token_budget=budget
             )

@@ -75,6 +75,9 @@ def test_expansion_appends_the_clause_wording_and_leaves_other_questions_alone()
         # A renewal left to a later agreement, or an insurance policy renewed, is no renewal term.
         ("Does the agreement renew?", "It may be renewed upon mutual written agreement.", ["renewal"]),
         ("Does the agreement renew?", "All insurance policies shall be renewed on expiry.", ["renewal"]),
+        # A right of first refusal in the words' other order is one.
+        ("Is there a right of first refusal?", "TKCI will have First Right of Refusal on any sale.", []),
+        ("Is there a right of first refusal?", "The fee is payable monthly.", ["right of first refusal"]),
         # An expiration date needs no particular word: never "absent"
         ("When does it expire?", "The fee is payable monthly.", []),
         ("Who signed the memo?", "The fee is payable monthly.", []),

@@ -108,3 +108,26 @@ def test_where_search_finds_no_answer_a_sure_review_answers_yes_from_its_evidenc
     set_probability(alpha, "non_compete", (clause_model().threshold + SURE) / 2)
     result = run_query(tenant=tenant, question=QUESTION, filters=filters, use_cache=False).result
     assert result["answer"] is None and "answered_from" not in result["provenance"]["stages"]["build_context"]
+
+
+@pytest.mark.django_db
+def test_a_sure_review_outranks_the_word_lists_never_uses_the_words(tenant):
+    # "a first negotiating period": the review's evidence words read it, the answerability word
+    # lists do not (they would say the document never uses a first-refusal clause's words). The
+    # review read the paragraph and is sure: "Yes." and the paragraph.
+    clause = (
+        "12. Sequels. Licensee shall have a first negotiating period of thirty (30) days for any sequel "
+        "before Licensor may offer the rights in it to any third party."
+    )
+    case = rag_services.case_create(tenant=tenant, name="Sequel matter")
+    text = f"LICENSE AGREEMENT between Omega Films Inc and Northwind LLC.\n\n{BOILERPLATE}\n\n{clause}"
+    omega = ingest(tenant, case, "Omega License Agreement", text)
+    set_probability(omega, "rofr_rofo_rofn", 0.9)
+    question = "Is there a right of first refusal?"
+    result = run_query(
+        tenant=tenant, question=question, filters={"document_ids": [omega.pk]}, use_cache=False
+    )
+    stages = result.result["provenance"]["stages"]["build_context"]
+    assert stages.get("missing_clause") == "right of first refusal"  # the word lists' verdict
+    assert (result.result["answer"] or "").startswith("Yes."), result.result["message"]
+    assert "first negotiating period" in result.result["answer"]
