@@ -8,7 +8,7 @@ table, each term with the passage that states it.
   (MIN_VALUE_SCORE); terms one sentence states share its entry.
 - The clause types the clause model knows (assignment, termination for convenience, exclusivity,
   liability cap, insurance, …): the review's verdict from the document's clause signals, at a
-  stricter bar than a list's (SUMMARY_PRESENT); each one found is quoted from its paragraph, the
+  stricter bar than a list's (`rag.review.model.SURE`); each one found is quoted from its paragraph, the
   others are named as checked and not found.
 """
 
@@ -41,9 +41,6 @@ VALUE_TERMS = (
     "payment_terms",
     "governing_law",
 )
-# A summary names a clause only when the review is fairly sure (a list, where a lawyer checks every
-# hit, uses the model's recall-minded threshold): a wrong term in a summary misleads.
-SUMMARY_PRESENT = SURE
 
 
 @dataclass(frozen=True)
@@ -75,7 +72,9 @@ def key_terms(*, tenant, filters: SearchFilters, reader: retrieval.Reader, docum
         if column.key not in judged:
             continue
         verdict = next((v for v in judged[column.key] if v.document_id == document_id), None)
-        if verdict is not None and verdict.probability >= SUMMARY_PRESENT and verdict.chunk_id is not None:
+        # Named only when the review is fairly sure (a list, where a lawyer checks every hit, uses the
+        # model's recall-minded threshold): a wrong term in a summary misleads.
+        if verdict is not None and verdict.probability >= SURE and verdict.chunk_id is not None:
             found.append(Term(column, document_id, verdict.chunk_id, verdict.window))
         else:
             absent.append(column)
