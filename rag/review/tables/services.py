@@ -142,8 +142,9 @@ def review_cell_review(*, caller: Caller, cell: ReviewCell, answer: str, note: s
 
 def review_cell_unreview(*, cell: ReviewCell) -> ReviewCell:
     """Take the review of `cell` back: the machine's answer shows again."""
-    ReviewCell.objects.filter(pk=cell.pk).update(**UNREVIEWED)
-    cell.refresh_from_db()
+    for field, value in UNREVIEWED.items():
+        setattr(cell, field, value)
+    cell.save(update_fields=list(UNREVIEWED))
     return cell
 
 
