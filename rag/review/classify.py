@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 from django.db.models import Q
 
-from rag.ingest import embedding
 from rag.models import Chunk, ClauseSignal, Document, DocumentStatus
 from rag.retrieval.filters import SearchFilters
 from rag.retrieval.rerank import WindowScore, get_reranker
@@ -90,7 +89,7 @@ def review(*, tenant: Tenant, filters: SearchFilters, column: Column) -> Review:
     """Every document `filters` let through (they carry the reader's visibility), judged for
     `column`."""
     model = clause_model()
-    if model is not None and column.key in model.probes and model.embedding_model == embedding.model_id():
+    if model is not None and column.key in model.probes:
         verdicts, used = _from_signals(tenant, filters, [column], model)[column.key], "clause-model"
     elif (reranker := get_reranker()) is not None:
         verdicts, used = _zero_shot(tenant, filters, column, reranker), "cross-encoder"
@@ -103,9 +102,9 @@ def review(*, tenant: Tenant, filters: SearchFilters, column: Column) -> Review:
 def probed_verdicts(*, tenant: Tenant, filters: SearchFilters, columns: Sequence[Column]) -> dict[str, list]:
     """{column key: verdicts} of every document `filters` let through for each of `columns` the
     clause model has a probe for, read in one query (a summary judges one document for all of
-    them); {} without a model for the current embedding model."""
+    them); {} without a model."""
     model = clause_model()
-    if model is None or model.embedding_model != embedding.model_id():
+    if model is None:
         return {}
     return _from_signals(tenant, filters, [c for c in columns if c.key in model.probes], model)
 

@@ -3,12 +3,10 @@ that reads most like that clause (and the next MORE_EVIDENCE, where the clause g
 qualified elsewhere), computed once per document (rag.models.ClauseSignal).
 
 Each paragraph of the document (a run of non-blank lines; a long one read in parts cut at
-sentence ends) is embedded with the search's embedding model, and each probe scores the
+sentence ends) is read as the words it uses (rag.review.lexicon), and each probe scores the
 paragraphs that use its clause's evidence words. A paragraph is the clause's natural unit: a
 1,000-character passage mixes it with its neighbours, and a short contract's only passage mixes
-it with everything else, so its score falls (measured: the same probes rank CUAD's documents as
-well on paragraphs as on passages, AUC 0.894 / 0.898, and a one-passage contract's insurance
-clause scores -3 in its passage, +5 alone).
+it with everything else, so its score falls.
 
 Computed after a document is indexed (rag.ingest, in the worker) and when a review finds a
 document without signals of the current model (`ensure`); `manage.py review_signals` computes
@@ -24,7 +22,6 @@ import re
 import numpy as np
 from django.db import transaction
 
-from rag.ingest import embedding
 from rag.models import Chunk, ClauseSignal, Document
 from tenants.selectors import owned_list
 
@@ -55,30 +52,30 @@ def paragraphs(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def best_paragraph(column, probe, text: str, spans, vectors) -> tuple[float, int, int]:
-    """(probe score, start, end) of the paragraph among `spans` (embedded as `vectors`) that uses
-    the clause's evidence words and scores best; (NO_EVIDENCE, 0, 0) when none uses them."""
-    ranked = best_paragraphs(column, probe, text, spans, vectors, 1)
+def best_paragraph(column, scores: np.ndarray, text: str, spans) -> tuple[float, int, int]:
+    """(probe score, start, end) of the paragraph among `spans` (scored `scores` by the column's
+    probe) that uses the clause's evidence words and scores best; (NO_EVIDENCE, 0, 0) when none
+    uses them."""
+    ranked = best_paragraphs(column, scores, text, spans, 1)
     return ranked[0] if ranked else (NO_EVIDENCE, 0, 0)
 
 
-def best_paragraphs(column, probe, text: str, spans, vectors, count: int) -> list[tuple[float, int, int]]:
-    """The `count` paragraphs among `spans` that use the clause's evidence words and score best,
-    best first, as (probe score, start, end): a clause often runs over several paragraphs, or is
-    stated in one place and qualified in another."""
+def best_paragraphs(column, scores: np.ndarray, text: str, spans, count: int) -> list[tuple[float, int, int]]:
+    """The `count` paragraphs among `spans` (scored `scores`) that use the clause's evidence words
+    and score best, best first, as (probe score, start, end): a clause often runs over several
+    paragraphs, or is stated in one place and qualified in another."""
     usable = [i for i, (s, e) in enumerate(spans) if column.has_evidence(text[s:e])]
     if not usable:
         return []
-    scores = vectors[usable] @ probe.weights + probe.bias
-    order = np.argsort(-scores, kind="stable")[:count]
-    return [(float(scores[i]), *spans[usable[i]]) for i in order]
+    order = np.argsort(-scores[usable], kind="stable")[:count]
+    return [(float(scores[usable[i]]), *spans[usable[i]]) for i in order]
 
 
 def compute(document: Document, model: ClauseModel | None = None) -> int:
     """(Re)compute `document`'s signals for every probe of the clause model; returns how many rows
-    were written (0 without a model for the current embedding model, or without passages)."""
+    were written (0 without a model or without passages)."""
     model = model or clause_model()
-    if model is None or model.embedding_model != embedding.model_id():
+    if model is None:
         return 0
     chunks = list(
         owned_list(Chunk, tenant=document.tenant)
@@ -90,10 +87,11 @@ def compute(document: Document, model: ClauseModel | None = None) -> int:
         return 0
     text = document.text
     spans = paragraphs(text)
-    vectors = embedding.embed([text[s:e] for s, e in spans]) if spans else np.zeros((0, 1))
+    keys = sorted(model.probes)
+    scores = model.paragraph_scores(keys, [text[s:e] for s, e in spans])
     rows = []
-    for key, probe in model.probes.items():
-        ranked = best_paragraphs(BY_KEY[key], probe, text, spans, vectors, 1 + MORE_EVIDENCE)
+    for column, key in enumerate(keys):
+        ranked = best_paragraphs(BY_KEY[key], scores[:, column], text, spans, 1 + MORE_EVIDENCE)
         score, start, end = ranked[0] if ranked else (NO_EVIDENCE, 0, 0)
         rows.append(
             ClauseSignal(

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from rag.ingest import embedding
 from rag.review import model as clause_model
 from rag.review import train
 
@@ -25,15 +24,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--out", default=str(clause_model.MODEL_FILE))
         parser.add_argument("--figures", help="write the held-out figures here as JSON")
-        parser.add_argument("--cache", help="keep the embedded corpus in this file (and reuse it)")
 
     def handle(self, *args, **options):
         questions = Path(options["questions"])
-        cache = Path(options["cache"]) if options["cache"] else None
-        corpus = train.load(questions, Path(options["corpus_root"]), progress=self._progress, cache=cache)
+        corpus = train.load(questions, Path(options["corpus_root"]))
         model, figures = train.train(
             corpus,
-            embedding_model=embedding.model_id(),
             trained_on=f"{questions.name} ({sum(map(len, corpus.matters.values()))} documents)",
             progress=self._progress,
         )
