@@ -23,6 +23,7 @@ JSON it writes.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -89,7 +90,7 @@ def _paragraph_texts(corpus: Corpus, file: str) -> list[str]:
     return [text[s:e] for s, e in corpus.paragraphs[file]]
 
 
-def _paragraph_labels(corpus: Corpus, file: str, key: str) -> np.ndarray:
+def paragraph_labels(corpus: Corpus, file: str, key: str) -> np.ndarray:
     gold = corpus.spans.get((file, key), [])
     return np.array([any(s < ge and gs < e for gs, ge in gold) for s, e in corpus.paragraphs[file]])
 
@@ -107,7 +108,7 @@ def fit(corpus: Corpus, files: list[str], keys: list[str]) -> tuple[Lexicon, dic
     lexicon = Lexicon(tuple(vectorizer.get_feature_names_out()), vectorizer.idf_)
     probes = {}
     for key in keys:
-        y = np.concatenate([_paragraph_labels(corpus, file, key) for file in files])
+        y = np.concatenate([paragraph_labels(corpus, file, key) for file in files])
         if not y.any():
             continue
         fitted = LogisticRegression(C=PROBE_C, class_weight="balanced", max_iter=3000).fit(x, y)
@@ -128,31 +129,51 @@ def _document_scores(model: ClauseModel, corpus: Corpus, file: str) -> dict[str,
     }
 
 
-def train(corpus: Corpus, *, trained_on: str, progress=print) -> tuple[ClauseModel, dict]:
-    """The clause model for the labelled columns, and its held-out figures."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import roc_auc_score
-
+def held_out_scores(corpus: Corpus, document_scores, progress=print) -> dict[tuple[str, str], float]:
+    """{(file, clause type): score} of every labelled pair, each matter's documents scored by
+    `document_scores(training files, test files, clause types)` fitted on the other matters."""
     keys = sorted({key for _, key in corpus.labels})
     held_out: dict[tuple[str, str], float] = {}
     for matter, files in corpus.matters.items():
-        lexicon, probes = fit(corpus, corpus.files(without=matter), keys)
-        model = ClauseModel(lexicon, probes, (1.0, 0.0), 0.5, "")
-        for file in files:
-            for key, score in _document_scores(model, corpus, file).items():
-                if (file, key) in corpus.labels:
-                    held_out[(file, key)] = score
+        for (file, key), score in document_scores(corpus.files(without=matter), files, keys).items():
+            if (file, key) in corpus.labels:
+                held_out[(file, key)] = score
         progress(f"held out {matter}")
+    return held_out
+
+
+def calibrated(corpus: Corpus, held_out: dict) -> tuple[tuple[float, float], float, dict]:
+    """The combiner and decision threshold fitted on held-out scores, and the figures they give
+    (list precision/recall/F1 as cuad-review scores them, pooled, per clause type, ROC AUC)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+
     items = sorted(held_out)
     x = np.array([[max(held_out[item], -20.0)] for item in items])
     y = np.array([corpus.labels[item] for item in items])
     calibration = LogisticRegression(max_iter=1000).fit(x, y)
     combiner = (float(calibration.coef_[0][0]), float(calibration.intercept_[0]))
-    lexicon, probes = fit(corpus, corpus.files(), keys)
-    model = ClauseModel(lexicon, probes, combiner, 0.5, trained_on)
-    threshold = max(THRESHOLDS, key=lambda t: _mean_f1(figures(_with(model, t), corpus, held_out)))
-    model = _with(model, threshold)
-    return model, figures(model, corpus, held_out) | {"auc": float(roc_auc_score(y, x[:, 0]))}
+    scorer = ClauseModel(Lexicon((), np.zeros(0)), {}, combiner, 0.5, "")
+    threshold = max(THRESHOLDS, key=lambda t: _mean_f1(figures(_with(scorer, t), corpus, held_out)))
+    found = figures(_with(scorer, threshold), corpus, held_out)
+    return combiner, threshold, found | {"list_f1": _mean_f1(found), "auc": float(roc_auc_score(y, x[:, 0]))}
+
+
+def lexical_scores(corpus: Corpus, training: list[str], files: list[str], keys: list[str]) -> dict:
+    """Document scores of `files` by the product's probes (`fit`) trained on `training`."""
+    lexicon, probes = fit(corpus, training, keys)
+    model = ClauseModel(lexicon, probes, (1.0, 0.0), 0.5, "")
+    return {
+        (file, key): score for file in files for key, score in _document_scores(model, corpus, file).items()
+    }
+
+
+def train(corpus: Corpus, *, trained_on: str, progress=print) -> tuple[ClauseModel, dict]:
+    """The clause model for the labelled columns, and its held-out figures."""
+    held_out = held_out_scores(corpus, functools.partial(lexical_scores, corpus), progress)
+    combiner, threshold, found = calibrated(corpus, held_out)
+    lexicon, probes = fit(corpus, corpus.files(), sorted({key for _, key in corpus.labels}))
+    return ClauseModel(lexicon, probes, combiner, threshold, trained_on), found
 
 
 def _with(model: ClauseModel, threshold: float) -> ClauseModel:
