@@ -134,8 +134,9 @@ class Embedded:
             probe = LogisticRegression(class_weight="balanced", max_iter=3000).fit(x, y)
             for file in files:
                 scores = probe.decision_function(self.paragraph_vectors[file])
-                text, spans = self.corpus.texts[file], self.corpus.paragraphs[file]
-                found[(file, key)] = signals.best_paragraph(BY_KEY[key], scores, text, spans)[0]
+                spans = self.corpus.paragraphs[file]
+                texts = [self.corpus.texts[file][s:e] for s, e in spans]
+                found[(file, key)] = signals.best_paragraph(BY_KEY[key], scores, texts, spans)[0]
         return found
 
     def _passage_labels(self, file: str, key: str) -> np.ndarray:

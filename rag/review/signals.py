@@ -34,6 +34,8 @@ MAX_PARAGRAPH_CHARS = 700
 MORE_EVIDENCE = 2  # further evidence paragraphs kept per clause type, after the best
 NO_EVIDENCE = -99.0  # the score of a clause type whose words the document never uses
 _PARAGRAPH = re.compile(r"\S(?:.|\n(?![ \t]*\n))*")  # a run of non-blank lines
+MAX_HEADING_CHARS = 60  # a paragraph this short, mostly capitals or numbered, is a section heading
+_NUMBERED = re.compile(r"(?:(?:article|section)\s+)?[0-9IVX]+(?:\.\d+)*\.?\s", re.I)
 
 
 def paragraphs(text: str) -> list[tuple[int, int]]:
@@ -52,19 +54,47 @@ def paragraphs(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def best_paragraph(column, scores: np.ndarray, text: str, spans) -> tuple[float, int, int]:
-    """(probe score, start, end) of the paragraph among `spans` (scored `scores` by the column's
-    probe) that uses the clause's evidence words and scores best; (NO_EVIDENCE, 0, 0) when none
-    uses them."""
-    ranked = best_paragraphs(column, scores, text, spans, 1)
+def _is_heading(paragraph: str) -> bool:
+    words = " ".join(paragraph.split())
+    if not 3 <= len(words) <= MAX_HEADING_CHARS or words[-1] in ".;:,":
+        return False
+    letters = [c for c in words if c.isalpha()]
+    capitals = sum(c.isupper() for c in letters)
+    return bool(letters) and (capitals * 2 >= len(letters) or bool(_NUMBERED.match(words)))
+
+
+def reading_texts(text: str, spans) -> list[str]:
+    """Each paragraph of `spans` as the review reads it: after the heading of its section where
+    that heading stands on its own ("42.0 NON-COMPETITION" over "… shall not enter into an
+    agreement with any other Party to provide services similar …": the body never names the
+    clause)."""
+    headings = [
+        (m.start(), " ".join(m.group().split())) for m in _PARAGRAPH.finditer(text) if _is_heading(m.group())
+    ]
+    texts, current, next_heading = [], "", 0
+    for start, end in spans:
+        while next_heading < len(headings) and headings[next_heading][0] < start:
+            current = headings[next_heading][1]
+            next_heading += 1
+        own = text[start:end]
+        heading_itself = next_heading < len(headings) and headings[next_heading][0] == start
+        texts.append(own if heading_itself or not current else f"{current}\n{own}")
+    return texts
+
+
+def best_paragraph(column, scores: np.ndarray, texts, spans) -> tuple[float, int, int]:
+    """(probe score, start, end) of the paragraph among `spans` (read as `texts`, scored `scores`
+    by the column's probe) that uses the clause's evidence words and scores best;
+    (NO_EVIDENCE, 0, 0) when none uses them."""
+    ranked = best_paragraphs(column, scores, texts, spans, 1)
     return ranked[0] if ranked else (NO_EVIDENCE, 0, 0)
 
 
-def best_paragraphs(column, scores: np.ndarray, text: str, spans, count: int) -> list[tuple[float, int, int]]:
-    """The `count` paragraphs among `spans` (scored `scores`) that use the clause's evidence words
-    and score best, best first, as (probe score, start, end): a clause often runs over several
-    paragraphs, or is stated in one place and qualified in another."""
-    usable = [i for i, (s, e) in enumerate(spans) if column.has_evidence(text[s:e])]
+def best_paragraphs(column, scores: np.ndarray, texts, spans, count: int) -> list[tuple[float, int, int]]:
+    """The `count` paragraphs among `spans` (read as `texts`, scored `scores`) that use the
+    clause's evidence words and score best, best first, as (probe score, start, end): a clause
+    often runs over several paragraphs, or is stated in one place and qualified in another."""
+    usable = [i for i, paragraph in enumerate(texts) if column.has_evidence(paragraph)]
     if not usable:
         return []
     order = np.argsort(-scores[usable], kind="stable")[:count]
@@ -87,11 +117,12 @@ def compute(document: Document, model: ClauseModel | None = None) -> int:
         return 0
     text = document.text
     spans = paragraphs(text)
+    texts = reading_texts(text, spans)
     keys = sorted(model.probes)
-    scores = model.paragraph_scores(keys, [text[s:e] for s, e in spans])
+    scores = model.paragraph_scores(keys, texts)
     rows = []
     for column, key in enumerate(keys):
-        ranked = best_paragraphs(BY_KEY[key], scores[:, column], text, spans, 1 + MORE_EVIDENCE)
+        ranked = best_paragraphs(BY_KEY[key], scores[:, column], texts, spans, 1 + MORE_EVIDENCE)
         score, start, end = ranked[0] if ranked else (NO_EVIDENCE, 0, 0)
         rows.append(
             ClauseSignal(

@@ -86,8 +86,7 @@ def load(questions_file: Path, corpus_root: Path) -> Corpus:
 
 
 def _paragraph_texts(corpus: Corpus, file: str) -> list[str]:
-    text = corpus.texts[file]
-    return [text[s:e] for s, e in corpus.paragraphs[file]]
+    return signals.reading_texts(corpus.texts[file], corpus.paragraphs[file])
 
 
 def paragraph_labels(corpus: Corpus, file: str, key: str) -> np.ndarray:
@@ -121,10 +120,10 @@ def fit(corpus: Corpus, files: list[str], keys: list[str]) -> tuple[Lexicon, dic
 def _document_scores(model: ClauseModel, corpus: Corpus, file: str) -> dict[str, float]:
     """Each probe's document score for `file`, as rag.review.signals computes it."""
     keys = sorted(model.probes)
-    text, spans = corpus.texts[file], corpus.paragraphs[file]
-    scores = model.paragraph_scores(keys, _paragraph_texts(corpus, file))
+    texts, spans = _paragraph_texts(corpus, file), corpus.paragraphs[file]
+    scores = model.paragraph_scores(keys, texts)
     return {
-        key: signals.best_paragraph(BY_KEY[key], scores[:, column], text, spans)[0]
+        key: signals.best_paragraph(BY_KEY[key], scores[:, column], texts, spans)[0]
         for column, key in enumerate(keys)
     }
 
