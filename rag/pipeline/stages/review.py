@@ -42,7 +42,7 @@ CONTEXT_CHARS = 300  # of each document's passage, around its answer window
 # best paragraph for the clause does not answer the question as asked. A false "No" is the worst
 # answer a lawyer can get; where they disagree, search answers (quoting what it finds).
 DOUBT_NO_AT = 0.5
-NO_BELOW = 0.15  # and the review's probability must be this low (its threshold is 0.25)
+NO_BELOW = 0.15  # and the review's probability must be this low (its threshold is 0.3 today)
 
 
 class MatterReviewStage:
