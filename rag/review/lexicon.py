@@ -3,7 +3,7 @@
 A clause type is written with its own vocabulary ("shall not, directly or indirectly, compete",
 "right of first refusal", "liquidated damages"), and a linear probe over these weights tells the
 clause from its neighbours better than one over the paragraph's MiniLM embedding: held out by
-matter, AUC 0.926 against 0.903 and list F1 71 against 64 (bench/README.md, "Clause probes that
+matter, AUC 0.930 against 0.903 and list F1 72 against 64 (bench/README.md, "Clause probes that
 read words"). The features are those of scikit-learn's `TfidfVectorizer(ngram_range=(1, 2),
 sublinear_tf=True)`, which `rag.review.train` fits; this module computes them without it (the
 product only reads the vocabulary and the inverse document frequencies the model file keeps), and
