@@ -140,8 +140,9 @@ class Embedded:
         return found
 
     def _passage_labels(self, file: str, key: str) -> np.ndarray:
-        gold = self.corpus.spans.get((file, key), [])
-        return np.array([any(s < ge and gs < e for gs, ge in gold) for s, e in self.passages[file]])
+        from rag.review import train
+
+        return train.overlap_labels(self.corpus, file, key, self.passages[file])
 
     def _paragraph_labels(self, file: str, key: str) -> np.ndarray:
         from rag.review import train

@@ -89,9 +89,14 @@ def _paragraph_texts(corpus: Corpus, file: str) -> list[str]:
     return signals.reading_texts(corpus.texts[file], corpus.paragraphs[file])
 
 
-def paragraph_labels(corpus: Corpus, file: str, key: str) -> np.ndarray:
+def overlap_labels(corpus: Corpus, file: str, key: str, spans) -> np.ndarray:
+    """For each of `spans` of `file`, whether it overlaps a span the lawyers marked for `key`."""
     gold = corpus.spans.get((file, key), [])
-    return np.array([any(s < ge and gs < e for gs, ge in gold) for s, e in corpus.paragraphs[file]])
+    return np.array([any(s < ge and gs < e for gs, ge in gold) for s, e in spans])
+
+
+def paragraph_labels(corpus: Corpus, file: str, key: str) -> np.ndarray:
+    return overlap_labels(corpus, file, key, corpus.paragraphs[file])
 
 
 def fit(corpus: Corpus, files: list[str], keys: list[str]) -> tuple[Lexicon, dict[str, Probe]]:
