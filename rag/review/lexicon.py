@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-TOKEN = r"(?u)\b\w\w+\b"  # noqa: S105 (a word pattern, not a secret): scikit-learn's default: runs of two or more word characters
+# scikit-learn's default token: a run of two or more word characters.
+TOKEN = r"(?u)\b\w\w+\b"  # noqa: S105 (a word pattern, not a secret)
 _TOKEN = re.compile(TOKEN)
 NGRAMS = (1, 2)
 
