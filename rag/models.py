@@ -276,13 +276,15 @@ class Chunk(TenantOwned):
 
 class ClauseSignal(TenantOwned):
     """A document's best evidence of one built-in clause type (rag.review), computed once when the
-        document is indexed, so a question about every document of a matter reads one row each.
+    document is indexed, so a question about every document of a matter reads one row each.
 
-        `score`: the clause model's probe score of the document's best window (a logit; higher is
-        likelier the clause); `relevance`: the cross-encoder's 0..1 relevance of that window for the
-        clause's question; `char_start`/`char_end`: the window in `Document.text`, inside `chunk`;
+    `score`: the clause model's probe score of the document's best window (a logit; higher is
+    likelier the clause); `relevance`: the cross-encoder's 0..1 relevance of that window for the
+    clause's question; `char_start`/`char_end`: the window in `Document.text`, inside `chunk`;
     `more`: the next-best evidence paragraphs, quoted after search's answer to a yes/no question.
-        `model`: the clause model's version, so signals of an older model are recomputed."""
+    `model`: the clause model's version, so signals of an older model are recomputed. `verdict`:
+    "present" or "absent" where a language model read the evidence (rag.review.verifier, the
+    model named in `verified_by`), "" where only the probe has."""
 
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="clause_signals")
     chunk = models.ForeignKey(Chunk, on_delete=models.CASCADE, related_name="+")
@@ -294,6 +296,8 @@ class ClauseSignal(TenantOwned):
     # The next-best evidence paragraphs, best first: [[chunk id, char_start, char_end, score], ...].
     more = models.JSONField(default=list, blank=True)
     model = models.CharField(max_length=64)
+    verdict = models.CharField(max_length=8, blank=True, default="", db_default="")
+    verified_by = models.CharField(max_length=64, blank=True, default="", db_default="")
 
     class Meta:
         constraints = [

@@ -92,6 +92,20 @@ def _ingest_run(task, tenant: Tenant, document_id: int) -> str:
     return document.status
 
 
+@shared_task(name="rag.verify_clause_signals", autoretry_for=TRANSIENT, retry_backoff=2, max_retries=3)
+def verify_clause_signals(document_id: int, tenant_id: int) -> int:
+    """Have the language model read one document's unsure clause verdicts
+    (rag.review.verifier); returns how many verdicts it stored. On the ingestion queue: it is
+    per-document work, like the signals it reads."""
+    from .review import verifier
+
+    try:
+        document = selectors.document_get(tenant=Tenant.objects.get(pk=tenant_id), document_id=document_id)
+    except NotFound:
+        return 0
+    return verifier.verify_quietly(document)
+
+
 @shared_task(name="rag.reindex_stale_documents")
 def reindex_stale_documents() -> int:
     """Queue every document embedded with another model than the configured one."""

@@ -130,6 +130,28 @@ class AnthropicProvider:
         del seen["stopped"]
         return self._generation("".join(pieces), started, **seen)
 
+    def forced_tool_input(self, *, system: str, content: str, tool: dict, max_tokens: int) -> dict:
+        """Claude's input to `tool` (Anthropic's tool format), which the request obliges it to call:
+        a structured reply. A reply without that call is `LLMUnavailable`, like one that cannot be
+        read."""
+        with self._translated_errors():
+            message = self._client.messages.create(
+                model=self.model,
+                system=system,
+                messages=[{"role": "user", "content": content}],
+                tools=[tool],
+                tool_choice={"type": "tool", "name": tool["name"]},
+                max_tokens=max_tokens,
+            )
+        if is_message(message):
+            for block in message.content:
+                if getattr(block, "type", "") == "tool_use" and getattr(block, "name", "") == tool["name"]:
+                    data = getattr(block, "input", None)
+                    if isinstance(data, dict):
+                        return data
+        logger.warning("anthropic reply has no %s call", tool["name"])
+        raise self.translate_error(None)
+
     def _params(self, request: GenerationRequest) -> dict:
         return {
             "model": self.model,

@@ -162,7 +162,7 @@ def build_context(
         frame = header + ("\n" + INJECTION_NOTICE if patterns else "") + "\n"
         separator = tokens.count_tokens(SEPARATOR) if blocks else 0
         overhead = tokens.count_tokens(frame + "\n" + footer) + separator
-        body_tokens = tokens.count_tokens(_defused(body, boundary))
+        body_tokens = tokens.count_tokens(defused(body, boundary))
         room = token_budget - used - overhead
         truncated = False
         if body_tokens > room:
@@ -170,8 +170,8 @@ def build_context(
                 dropped.append(passage.chunk_id)
                 continue
             body, truncated = _shortened(body, room, boundary), True
-            body_tokens = tokens.count_tokens(_defused(body, boundary))
-        block = frame + _defused(body, boundary) + "\n" + footer
+            body_tokens = tokens.count_tokens(defused(body, boundary))
+        block = frame + defused(body, boundary) + "\n" + footer
         blocks.append(block)
         used += overhead + body_tokens
         text = passage.text if not truncated else body.removesuffix(ELLIPSIS)
@@ -249,13 +249,13 @@ def _shortened(text: str, max_tokens: int, boundary: str) -> str:
     """The longest prefix of `text` that, defused and ending in ELLIPSIS, is at most `max_tokens`."""
     limit = max_tokens - tokens.count_tokens(ELLIPSIS)
     cut = tokens.truncate(text, limit)
-    while cut and (over := tokens.count_tokens(_defused(cut, boundary) + ELLIPSIS) - max_tokens) > 0:
+    while cut and (over := tokens.count_tokens(defused(cut, boundary) + ELLIPSIS) - max_tokens) > 0:
         limit -= over  # defusing a fence tag adds tokens
         cut = tokens.truncate(text, limit)
     return cut + ELLIPSIS
 
 
-def _defused(text: str, boundary: str) -> str:
+def defused(text: str, boundary: str) -> str:
     """The passage with anything that could close or open a source fence neutralised: tags and
     their look-alikes (any case, any spacing: "</SOURCE>", "< /source>", full-width or Cyrillic
     letters) and, should it ever occur, this request's boundary."""

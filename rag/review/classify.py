@@ -27,9 +27,9 @@ from rag.retrieval.rerank import WindowScore, get_reranker
 from tenants.models import Tenant
 from tenants.selectors import owned_list
 
-from . import signals
+from . import signals, verifier
 from .columns import Column
-from .model import ClauseModel, clause_model
+from .model import SURE, ClauseModel, clause_model
 
 WINDOWS_PER_PASSAGE = 4  # evidence paragraphs read per passage (without a probe)
 ZERO_SHOT_PRESENT = 0.5  # without a probe: the cross-encoder's relevance of the best window
@@ -132,12 +132,13 @@ def _from_signals(tenant, filters, columns: Sequence[Column], model: ClauseModel
             "char_start",
             "char_end",
             "more",
+            "verdict",
         )
     )
-    bounds = _passage_bounds(tenant, {c for *_, more in rows for c, *_ in more or ()})
+    bounds = _passage_bounds(tenant, {c for *_, more, _ in rows for c, *_ in more or ()})
     verdicts: dict[str, list[Verdict]] = {column.key: [] for column in columns}
-    for key, document_id, chunk_id, chunk_start, chunk_end, score, start, end, more in rows:
-        probability = model.probability(score)
+    for key, document_id, chunk_id, chunk_start, chunk_end, score, start, end, more, read in rows:
+        probability = _verified(model.probability(score), read)
         window = None
         if score > signals.NO_EVIDENCE:
             window = _window(probability, (start, end), (chunk_start, chunk_end))
@@ -150,6 +151,16 @@ def _from_signals(tenant, filters, columns: Sequence[Column], model: ClauseModel
             Verdict(document_id, probability >= model.threshold, probability, chunk_id, window, further)
         )
     return {key: sorted(found, key=lambda v: -v.probability) for key, found in verdicts.items()}
+
+
+def _verified(probability: float, verdict: str) -> float:
+    """The probe's probability where a language model read the evidence (rag.review.verifier):
+    sure where it confirmed the clause, below the floor of doubt where it rejected it."""
+    if verdict == verifier.PRESENT:
+        return max(probability, SURE)
+    if verdict == verifier.ABSENT:
+        return min(probability, verifier.VERIFY_FLOOR / 2)
+    return probability
 
 
 def _passage_bounds(tenant, chunk_ids: set[int]) -> dict[int, tuple[int, int]]:

@@ -25,6 +25,7 @@ from django.db import transaction
 from rag.models import Chunk, ClauseSignal, Document
 from tenants.selectors import owned_list
 
+from . import verifier
 from .columns import BY_KEY
 from .model import ClauseModel, clause_model
 
@@ -140,6 +141,7 @@ def compute(document: Document, model: ClauseModel | None = None) -> int:
     with transaction.atomic():
         ClauseSignal.objects.filter(tenant=document.tenant, document=document).delete()
         ClauseSignal.objects.bulk_create(rows)
+        verifier.queue(document)  # when a language model reads the unsure verdicts
     return len(rows)
 
 

@@ -1,12 +1,16 @@
 """manage.py review_signals: compute the clause signals (rag.review.signals) of indexed documents
-that have none of the current clause model, e.g. after a new model is installed."""
+that have none of the current clause model, e.g. after a new model is installed; with --verify,
+also have Claude read the unsure verdicts not yet read (rag.review.verifier, RAG_REVIEW_VERIFIER=llm),
+e.g. after turning the verifier on or after a failed verification."""
 
 from __future__ import annotations
+
+import contextlib
 
 from django.core.management.base import BaseCommand, CommandError
 
 from rag.models import ClauseSignal, Document, DocumentStatus
-from rag.review import signals
+from rag.review import signals, verifier
 from rag.review.model import clause_model
 from tenants.models import Tenant
 
@@ -16,11 +20,18 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--tenant", help="the tenant's slug (default: every tenant)")
+        parser.add_argument(
+            "--verify",
+            action="store_true",
+            help="also have Claude read the unsure verdicts (RAG_REVIEW_VERIFIER=llm)",
+        )
 
     def handle(self, *args, **options):
         model = clause_model()
         if model is None:
             raise CommandError("No clause model is installed (rag/review/data/clause_model.json).")
+        if options["verify"] and not verifier.enabled():
+            raise CommandError("--verify needs RAG_REVIEW_VERIFIER=llm (and ANTHROPIC_API_KEY).")
         tenants = Tenant.objects.all()
         if options["tenant"]:
             tenants = tenants.filter(slug=options["tenant"])
@@ -34,7 +45,24 @@ class Command(BaseCommand):
             .order_by("pk")
         )
         total = documents.count()
-        for number, document in enumerate(documents.iterator(), 1):
-            signals.compute(document, model)
-            self.stderr.write(f"signals {number}/{total} documents")
+        # With --verify, verified below in this process (with progress), not queued for the worker.
+        with verifier.not_queued() if options["verify"] else contextlib.nullcontext():
+            for number, document in enumerate(documents.iterator(), 1):
+                signals.compute(document, model)
+                self.stderr.write(f"signals {number}/{total} documents")
         self.stdout.write(f"{total} documents now have signals of clause model {model.version}.")
+        if options["verify"]:
+            self._verify(tenants, model)
+
+    def _verify(self, tenants, model):
+        unsure = (
+            ClauseSignal.objects.filter(tenant__in=tenants, model=model.version, verdict="")
+            .values("document_id")
+            .distinct()
+        )
+        documents = Document.objects.filter(pk__in=unsure, status=DocumentStatus.READY)
+        total, stored = documents.count(), 0
+        for number, document in enumerate(documents.order_by("pk").iterator(), 1):
+            stored += verifier.verify_quietly(document)
+            self.stderr.write(f"verified {number}/{total} documents")
+        self.stdout.write(f"Claude read {stored} unsure clause verdicts of {total} documents.")

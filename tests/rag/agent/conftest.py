@@ -6,6 +6,7 @@ import datetime
 import pytest
 
 from rag import services
+from tests.rag.llm.fake_claude import claude, start_server  # noqa: F401 (the fake Messages API)
 from tests.rag.pipeline.conftest import (  # noqa: F401
     LEASE,
     LEASE_TITLE,

@@ -17,41 +17,13 @@ from rag.agent.tools import TOOLS, AgentTools, ToolResult, doc_id_of
 from rag.models import AuditLog
 from rag.pipeline.run import run_query
 from ragsite.exceptions import ConfigurationError, GenerationTimeout, LLMUnavailable
-from tests.rag.llm.conftest import Received, Reply, start_server  # noqa: F401
+from tests.rag.llm.conftest import Reply
+from tests.rag.llm.fake_claude import MODEL, api_error, reply, text, tool_use
 from tests.rag.pipeline.conftest import OUTSIDE_CASE, make_look_alikes
 
 pytestmark = pytest.mark.django_db
 
-API_KEY = "sk-ant-api03-test-key-0123456789"
-MODEL = "claude-sonnet-4-6"
 QUESTION = "How much notice ends the Hooli supply contract of 2023?"
-
-
-def api_error(status: int, error_type: str, message: str) -> Reply:
-    body = {"type": "error", "error": {"type": error_type, "message": message}, "request_id": "req_test"}
-    return Reply(status, body, headers={"request-id": "req_test"})
-
-
-def reply(*blocks: dict) -> dict:
-    """A Messages API reply with these content blocks."""
-    return {
-        "id": "msg_01Test",
-        "type": "message",
-        "role": "assistant",
-        "model": MODEL,
-        "content": list(blocks),
-        "stop_reason": "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn",
-        "stop_sequence": None,
-        "usage": {"input_tokens": 500, "output_tokens": 60},
-    }
-
-
-def tool_use(name: str, data: dict, id: str = "toolu_1") -> dict:
-    return {"type": "tool_use", "id": id, "name": name, "input": data}
-
-
-def text(value: str) -> dict:
-    return {"type": "text", "text": value}
 
 
 DECOMPOSITION = reply(
@@ -82,49 +54,6 @@ SEARCH_2023 = reply(
     tool_use("search_text", {"bucket": "contract", "query": "terminate notice", "filters": {"year": 2023}}),
 )
 ENOUGH = reply(tool_use("finish", {"status": "enough", "reason": "The 2023 contract's clause is found."}))
-
-
-class Claude:
-    """The fake Messages API: checks each request like the API, then answers from `script`."""
-
-    def __init__(self, server):
-        self.server = server
-        self.script: list[dict | Reply] = []
-
-    @property
-    def bodies(self) -> list[dict]:
-        return [received.json() for received in self.server.received]
-
-    def answer(self, received: Received) -> Reply:
-        if received.method != "POST" or received.path != "/v1/messages":
-            return api_error(404, "not_found_error", f"Not found: {received.path}")
-        key = received.headers.get("x-api-key") or received.headers.get("authorization", "").removeprefix(
-            "Bearer "
-        )
-        if key != API_KEY:
-            return api_error(401, "authentication_error", "invalid x-api-key")
-        body = received.json()
-        for name in ("temperature", "top_p", "top_k"):
-            if name in body:
-                return api_error(400, "invalid_request_error", f"{name}: Extra inputs are not permitted")
-        if not self.script:
-            return api_error(400, "invalid_request_error", "the test scripted no more replies")
-        nxt = self.script.pop(0)
-        return nxt if isinstance(nxt, Reply) else Reply(200, nxt)
-
-
-@pytest.fixture
-def claude(start_server, settings):  # noqa: F811
-    holder: dict = {}
-    server = start_server(lambda received: holder["claude"].answer(received))
-    holder["claude"] = Claude(server)
-    settings.ANTHROPIC_API_KEY = API_KEY
-    settings.ANTHROPIC_BASE_URL = server.url
-    settings.ANTHROPIC_MODEL = MODEL
-    settings.ANTHROPIC_TIMEOUT_SECONDS = 0.5
-    settings.ANTHROPIC_MAX_RETRIES = 0
-    settings.RAG_AGENT_MAX_TOOL_CALLS = 4
-    return holder["claude"]
 
 
 def planner(tenant) -> LLMPlanner:
