@@ -29,7 +29,7 @@ from tenants.selectors import owned_list
 
 from . import signals, verifier
 from .columns import Column
-from .model import SURE, ClauseModel, clause_model
+from .model import ClauseModel, clause_model
 
 WINDOWS_PER_PASSAGE = 4  # evidence paragraphs read per passage (without a probe)
 ZERO_SHOT_PRESENT = 0.5  # without a probe: the cross-encoder's relevance of the best window
@@ -157,9 +157,9 @@ def _verified(probability: float, verdict: str) -> float:
     """The probe's probability where a language model read the evidence (rag.review.verifier):
     sure where it confirmed the clause, below the floor of doubt where it rejected it."""
     if verdict == verifier.PRESENT:
-        return max(probability, SURE)
+        return max(probability, verifier.CONFIRMED)
     if verdict == verifier.ABSENT:
-        return min(probability, verifier.VERIFY_FLOOR / 2)
+        return min(probability, verifier.REJECTED)
     return probability
 
 

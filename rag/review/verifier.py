@@ -13,10 +13,10 @@ definition, and records for each whether the paragraphs state such a clause and 
   are stored on the signals (`ClauseSignal.verdict`, `verified_by`), so lists and review tables
   read them like the probe's scores. Signals computed again (a reindex, a new clause model) lose
   their verdicts with their paragraphs and are verified again.
-- **What it changes**: a clause Claude confirms is present and sure (its probability at least
-  SURE, no "(check)" mark), quoted from the paragraph Claude names; a clause Claude rejects is
-  absent. Claude may only point at the paragraphs it was shown: a "present" without one of them is
-  no verdict, and the probe's stands.
+- **What it changes**: a clause Claude confirms is present and sure (probability CONFIRMED: no
+  "(check)" mark, no "needs review"), quoted from the paragraph Claude names; a clause Claude
+  rejects is absent (REJECTED). Claude may only point at the paragraphs it was shown: a "present"
+  without one of them is no verdict, and the probe's stands.
 - **Data, not instructions**: the paragraphs are fenced like the answer prompt's sources (a random
   boundary per request, look-alike tags neutralised, rag.pipeline.context_builder); a planted
   instruction can at worst sway its own document's verdicts, which a reader sees quoted.
@@ -48,6 +48,10 @@ logger = logging.getLogger(__name__)
 LLM = "llm"
 PRESENT, ABSENT = "present", "absent"
 VERIFY_FLOOR = 0.1  # below this probability the model's "absent" stands (held out, few are present)
+# The probability a verdict Claude read is given: a confirmed clause is listed without "(check)" and
+# fills a table cell that needs no review (above SURE and fill.REVIEW_BELOW); a rejected one is a
+# sure "No". Not measured here (no model API is reachable): a reader's verdict, not a certainty.
+CONFIRMED, REJECTED = 0.9, 0.05
 PARAGRAPH_CHARS = 2_000  # of each paragraph shown (they are cut at 700 characters, headings added)
 MAX_TOKENS = 2_048  # the reply is one tool call with a short reason per clause type
 

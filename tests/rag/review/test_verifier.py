@@ -267,3 +267,37 @@ def test_the_verifier_setting_is_checked(settings):
     assert "lexrag.E005" in {error.id for error in run_checks()}
     settings.RAG_REVIEW_VERIFIER = "gpt"
     assert any(error.id == "lexrag.E001" and "RAG_REVIEW_VERIFIER" in error.msg for error in run_checks())
+
+
+@pytest.mark.django_db
+def test_a_review_tables_cells_follow_claudes_verdicts(tenant, matter, epsilon, verifying):
+    from rag.queries.caller import Caller
+    from rag.review.tables import services
+    from rag.review.tables.models import ReviewCell
+    from tenants.models import Role
+
+    case, documents = matter
+    alpha = documents["Alpha Distribution Agreement"]
+    for document in (alpha, epsilon):
+        set_probability(document, "non_compete", UNSURE)
+
+    def cells() -> dict[int, ReviewCell]:
+        table = services.review_table_create(
+            caller=Caller(tenant=tenant, role=Role.ADMIN), case_id=case.pk, columns=[{"key": "non_compete"}]
+        )
+        return {cell.document_id: cell for cell in ReviewCell.objects.filter(table=table)}
+
+    before = cells()
+    assert before[alpha.pk].answer == "Yes" and before[alpha.pk].needs_review  # the probe is unsure
+    assert before[epsilon.pk].answer == "Yes" and before[epsilon.pk].needs_review
+
+    verifying.script += [
+        naming("non_compete", "shall not, directly or indirectly, manufacture"),
+        absent_everywhere,
+    ]
+    verifier.verify(alpha)
+    verifier.verify(epsilon)
+    after = cells()
+    assert (after[alpha.pk].answer, after[alpha.pk].needs_review) == ("Yes", False)
+    assert "shall not, directly or indirectly, manufacture" in after[alpha.pk].quote
+    assert (after[epsilon.pk].answer, after[epsilon.pk].needs_review) == ("No", False)
