@@ -12,7 +12,7 @@ CHOICES = {
     "RAG_CACHE_BACKEND": ("redis", "memory"),
     "RAG_CHUNKING": ("fixed", "adaptive"),
     "LOG_FORMAT": ("json", "text"),
-    "RAG_REVIEW_VERIFIER": ("", "llm"),
+    "RAG_REVIEW_VERIFIER": ("", "anthropic", "ollama"),
 }
 
 
@@ -41,8 +41,8 @@ def check_rag_settings(app_configs=None, **kwargs):
         errors.append(Error("ranking weights must be non-negative and not all zero", id="lexrag.E003"))
     if settings.RAG_LLM_PROVIDER == "anthropic" and not settings.ANTHROPIC_API_KEY:
         errors.append(Error("RAG_LLM_PROVIDER=anthropic needs ANTHROPIC_API_KEY", id="lexrag.E004"))
-    if settings.RAG_REVIEW_VERIFIER == "llm" and not settings.ANTHROPIC_API_KEY:
-        errors.append(Error("RAG_REVIEW_VERIFIER=llm needs ANTHROPIC_API_KEY", id="lexrag.E005"))
+    if settings.RAG_REVIEW_VERIFIER == "anthropic" and not settings.ANTHROPIC_API_KEY:
+        errors.append(Error("RAG_REVIEW_VERIFIER=anthropic needs ANTHROPIC_API_KEY", id="lexrag.E005"))
     return errors
 
 

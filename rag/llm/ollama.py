@@ -91,6 +91,29 @@ class OllamaProvider:
             raise OllamaUnavailable("Ollama's stream ended before its last line.", details=self._details())
         return self._generation(last, "".join(pieces), started)
 
+    def structured_output(self, *, system: str, prompt: str, schema: dict, max_tokens: int) -> dict:
+        """Ollama's reply to `prompt` as the JSON object `schema` describes (its structured
+        outputs: the schema as the request's "format"), at temperature 0. A reply that is not
+        such an object is `OllamaUnavailable`."""
+        payload = {
+            "model": self.model,
+            "system": system,
+            "prompt": prompt,
+            "stream": False,
+            "format": schema,
+            "options": {"temperature": 0, "num_predict": max_tokens},
+        }
+        reply = self._parse(self._post(json.dumps(payload).encode()))
+        try:
+            data = json.loads(reply["response"])
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            raise OllamaUnavailable(
+                "Ollama's reply is not the JSON object asked for.", details=self._details()
+            )
+        return data
+
     def _payload(self, request: GenerationRequest, *, stream: bool) -> bytes:
         payload = {
             "model": self.model,

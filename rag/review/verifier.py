@@ -1,21 +1,23 @@
-"""Claude reads the clause verdicts the clause model is unsure of (`RAG_REVIEW_VERIFIER=llm`).
+"""A language model reads the clause verdicts the clause model is unsure of (`RAG_REVIEW_VERIFIER`:
+`anthropic` for Claude, `ollama` for a model the firm runs itself).
 
 The clause model (rag.review.model) scores a document's paragraphs by their words. Held out by
 matter it names about two documents in three correctly and finds three in four of those that hold
 the clause (bench/README.md): in the band between "surely absent" (VERIFY_FLOOR) and "sure"
 (rag.review.model.SURE) it is right about as often as not. That band is where a reader is needed,
-and what the review tables of Kira or Harvey give a language model: here Claude reads, once per
+and what the review tables of Kira or Harvey give a language model: here the model reads, once per
 document, each clause type in the band with its evidence paragraphs and the clause type's
-definition, and records for each whether the paragraphs state such a clause and which one does.
+definition, and records for each whether the paragraphs state such a clause and which one does
+(Claude by a forced tool call, Ollama by a reply in the tool's JSON schema).
 
 - **Once per document**, in the worker after its signals are computed (`rag.verify_clause_signals`,
   the ingestion queue), or for a whole firm with `manage.py review_signals --verify`; the verdicts
   are stored on the signals (`ClauseSignal.verdict`, `verified_by`), so lists and review tables
   read them like the probe's scores. Signals computed again (a reindex, a new clause model) lose
   their verdicts with their paragraphs and are verified again.
-- **What it changes**: a clause Claude confirms is present and sure (probability CONFIRMED: no
-  "(check)" mark, no "needs review"), quoted from the paragraph Claude names; a clause Claude
-  rejects is absent (REJECTED). Claude may only point at the paragraphs it was shown: a "present"
+- **What it changes**: a clause the model confirms is present and sure (probability CONFIRMED: no
+  "(check)" mark, no "needs review"), quoted from the paragraph it names; a clause it rejects is
+  absent (REJECTED). It may only point at the paragraphs it was shown: a "present"
   without one of them is no verdict, and the probe's stands.
 - **Data, not instructions**: the paragraphs are fenced like the answer prompt's sources (a random
   boundary per request, look-alike tags neutralised, rag.pipeline.context_builder); a planted
@@ -45,10 +47,10 @@ from .model import SURE, ClauseModel, clause_model
 
 logger = logging.getLogger(__name__)
 
-LLM = "llm"
+READERS = ("anthropic", "ollama")  # RAG_REVIEW_VERIFIER's values besides "" (off)
 PRESENT, ABSENT = "present", "absent"
 VERIFY_FLOOR = 0.1  # below this probability the model's "absent" stands (held out, few are present)
-# The probability a verdict Claude read is given: a confirmed clause is listed without "(check)" and
+# The probability a verdict the model read is given: a confirmed clause is listed without "(check)" and
 # fills a table cell that needs no review (above SURE and fill.REVIEW_BELOW); a rejected one is a
 # sure "No". Not measured here (no model API is reachable): a reader's verdict, not a certainty.
 CONFIRMED, REJECTED = 0.9, 0.05
@@ -85,16 +87,19 @@ TOOL = {
 SYSTEM = (
     "You review contracts for a law firm. For each clause type below you are given its definition "
     "and the ids of paragraphs of one contract, each in a source block, that a search found likely "
-    "to hold it. Decide whether "
-    "those paragraphs state a clause of that type as the definition describes it, and name the "
-    "paragraph that states it. A clause that only mentions the subject (a non-exclusive licence "
-    "under 'exclusivity', a termination for breach under 'termination for convenience') is not "
-    "present. Call record_clause_verdicts once, with one verdict per clause type."
+    "to hold it. Decide whether those paragraphs state a clause of that type as the definition "
+    "describes it, and name the paragraph that states it. A clause that only mentions the subject "
+    "(a non-exclusive licence under 'exclusivity', a termination for breach under 'termination for "
+    "convenience') is not present."
 )
+REPLY = {
+    "anthropic": "Call record_clause_verdicts once, with one verdict per clause type.",
+    "ollama": 'Reply with one JSON object, {"verdicts": [...]}, with one verdict per clause type.',
+}
 
 
 def enabled() -> bool:
-    return settings.RAG_REVIEW_VERIFIER == LLM
+    return settings.RAG_REVIEW_VERIFIER in READERS
 
 
 def pending(document: Document, model: ClauseModel) -> list[ClauseSignal]:
@@ -112,25 +117,27 @@ def pending(document: Document, model: ClauseModel) -> list[ClauseSignal]:
 
 
 def verify(document: Document, model: ClauseModel | None = None) -> int:
-    """Ask Claude about `document`'s unsure clause verdicts (`pending`) and store its verdicts;
-    returns how many were stored. Raises the provider's errors (`ApplicationError`)."""
-    from rag.llm.anthropic import AnthropicProvider
-
+    """Ask the reader (RAG_REVIEW_VERIFIER) about `document`'s unsure clause verdicts (`pending`)
+    and store its verdicts; returns how many were stored. Raises the provider's errors
+    (`ApplicationError`: a timeout, an unreachable or refusing model, a reply not as asked)."""
     model = model or clause_model()
     if model is None:
         return 0
     rows = pending(document, model)
     if not rows:
         return 0
-    provider = AnthropicProvider()
+    reader = settings.RAG_REVIEW_VERIFIER
+    provider = _provider(reader)
     numbered = _numbered_paragraphs(rows)
     boundary = new_boundary()
-    reply = provider.forced_tool_input(
-        system=f"{SYSTEM} {data_rule(boundary)}",
-        content=_content(document, rows, numbered, boundary),
-        tool=TOOL,
-        max_tokens=MAX_TOKENS,
-    )
+    system = f"{SYSTEM} {REPLY[reader]} {data_rule(boundary)}"
+    content = _content(document, rows, numbered, boundary)
+    if reader == "ollama":
+        reply = provider.structured_output(
+            system=system, prompt=content, schema=TOOL["input_schema"], max_tokens=MAX_TOKENS
+        )
+    else:
+        reply = provider.forced_tool_input(system=system, content=content, tool=TOOL, max_tokens=MAX_TOKENS)
     verdicts = _verdicts(reply, rows, numbered)
     with transaction.atomic():
         for row, (verdict, lead) in verdicts.items():
@@ -142,6 +149,17 @@ def verify(document: Document, model: ClauseModel | None = None) -> int:
             list(verdicts), ["verdict", "verified_by", "chunk", "char_start", "char_end", "score", "more"]
         )
     return len(verdicts)
+
+
+def _provider(reader: str):
+    """The configured model for `reader` (ConfigurationError without its key, host or model)."""
+    if reader == "ollama":
+        from rag.llm.ollama import OllamaProvider
+
+        return OllamaProvider()
+    from rag.llm.anthropic import AnthropicProvider
+
+    return AnthropicProvider()
 
 
 def verify_quietly(document: Document) -> int:
@@ -212,9 +230,9 @@ def _content(document: Document, rows, numbered: dict, boundary: str) -> str:
 
 
 def _verdicts(reply: dict, rows: list[ClauseSignal], numbered: dict) -> dict:
-    """{signal: (verdict, index of the paragraph to lead with or None)} from Claude's tool input;
-    a verdict about a clause type not asked, or "present" without one of that type's paragraphs, is
-    ignored."""
+    """{signal: (verdict, index of the paragraph to lead with or None)} from the model's reply (the
+    tool's input); a verdict about a clause type not asked, or "present" without one of that type's
+    paragraphs, is ignored."""
     by_column = {row.column: row for row in rows}
     found = {}
     for item in reply.get("verdicts") or []:

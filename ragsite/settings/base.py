@@ -393,8 +393,9 @@ RAG_RERANK_WINDOWS = env.int("RAG_RERANK_WINDOWS", default=2)
 # Matter review (rag.review): compute a document's clause signals in the ingestion worker once it is
 # indexed. Off, a review computes them the first time it meets the document.
 RAG_CLAUSE_SIGNALS_AT_INGEST = env.bool("RAG_CLAUSE_SIGNALS_AT_INGEST", default=True)
-# "llm": Claude reads the clause verdicts the clause model is unsure of, once per document
-# (rag.review.verifier; needs ANTHROPIC_API_KEY); "": the model's verdicts stand.
+# "anthropic" (Claude, needs ANTHROPIC_API_KEY) or "ollama" (OLLAMA_HOST, OLLAMA_MODEL): a language
+# model reads the clause verdicts the clause model is unsure of, once per document
+# (rag.review.verifier); "": the clause model's verdicts stand.
 RAG_REVIEW_VERIFIER = env("RAG_REVIEW_VERIFIER", default="")
 # Under this answerability (the cross-encoder's score of the question alone against the best answer
 # windows, rag/pipeline/answerability.py) the answer is "not found"; calibrated on the dev set

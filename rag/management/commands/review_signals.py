@@ -1,6 +1,7 @@
 """manage.py review_signals: compute the clause signals (rag.review.signals) of indexed documents
 that have none of the current clause model, e.g. after a new model is installed; with --verify,
-also have Claude read the unsure verdicts not yet read (rag.review.verifier, RAG_REVIEW_VERIFIER=llm),
+also have the language model read the unsure verdicts not yet read (rag.review.verifier,
+RAG_REVIEW_VERIFIER),
 e.g. after turning the verifier on or after a failed verification."""
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--verify",
             action="store_true",
-            help="also have Claude read the unsure verdicts (RAG_REVIEW_VERIFIER=llm)",
+            help="also have the language model (RAG_REVIEW_VERIFIER) read the unsure verdicts",
         )
 
     def handle(self, *args, **options):
@@ -31,7 +32,7 @@ class Command(BaseCommand):
         if model is None:
             raise CommandError("No clause model is installed (rag/review/data/clause_model.json).")
         if options["verify"] and not verifier.enabled():
-            raise CommandError("--verify needs RAG_REVIEW_VERIFIER=llm (and ANTHROPIC_API_KEY).")
+            raise CommandError("--verify needs RAG_REVIEW_VERIFIER set to anthropic or ollama.")
         tenants = Tenant.objects.all()
         if options["tenant"]:
             tenants = tenants.filter(slug=options["tenant"])
@@ -65,4 +66,4 @@ class Command(BaseCommand):
         for number, document in enumerate(documents.order_by("pk").iterator(), 1):
             stored += verifier.verify_quietly(document)
             self.stderr.write(f"verified {number}/{total} documents")
-        self.stdout.write(f"Claude read {stored} unsure clause verdicts of {total} documents.")
+        self.stdout.write(f"The language model read {stored} unsure clause verdicts of {total} documents.")

@@ -81,5 +81,3 @@ def claude(start_server, settings):  # noqa: F811
     settings.ANTHROPIC_MAX_RETRIES = 0
     settings.RAG_AGENT_MAX_TOOL_CALLS = 4
     return holder["claude"]
-
-
