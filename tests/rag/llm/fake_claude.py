@@ -9,11 +9,13 @@ from tests.rag.llm.conftest import Received, Reply, start_server  # noqa: F401
 
 API_KEY = "sk-ant-api03-test-key-0123456789"
 MODEL = "claude-sonnet-4-6"
+SAMPLING_PARAMETERS = ("temperature", "top_p", "top_k")  # API version 2026-10-21 refuses them
 
 
-def api_error(status: int, error_type: str, message: str) -> Reply:
+def api_error(status: int, error_type: str, message: str, **headers: str) -> Reply:
+    """An error reply in the API's shape."""
     body = {"type": "error", "error": {"type": error_type, "message": message}, "request_id": "req_test"}
-    return Reply(status, body, headers={"request-id": "req_test"})
+    return Reply(status, body, headers={"request-id": "req_test", **headers})
 
 
 def reply(*blocks: dict) -> dict:
@@ -38,6 +40,28 @@ def text(value: str) -> dict:
     return {"type": "text", "text": value}
 
 
+def refused(received: Received) -> Reply | None:
+    """The API's refusal of a request it would not take (wrong path, key or version, a sampling
+    parameter, a missing field), or None."""
+    if received.method != "POST" or received.path != "/v1/messages":
+        return api_error(404, "not_found_error", f"Not found: {received.path}")
+    key = received.headers.get("x-api-key") or received.headers.get("authorization", "").removeprefix(
+        "Bearer "
+    )
+    if key != API_KEY:
+        return api_error(401, "authentication_error", "invalid x-api-key")
+    if not received.headers.get("anthropic-version"):
+        return api_error(400, "invalid_request_error", "anthropic-version: header is required")
+    body = received.json()
+    for name in SAMPLING_PARAMETERS:
+        if name in body:
+            return api_error(400, "invalid_request_error", f"{name}: Extra inputs are not permitted")
+    for name in ("model", "max_tokens", "messages"):
+        if name not in body:
+            return api_error(400, "invalid_request_error", f"{name}: Field required")
+    return None
+
+
 class Claude:
     """The fake Messages API: checks each request like the API, then answers from `script`."""
 
@@ -50,17 +74,10 @@ class Claude:
         return [received.json() for received in self.server.received]
 
     def answer(self, received: Received) -> Reply:
-        if received.method != "POST" or received.path != "/v1/messages":
-            return api_error(404, "not_found_error", f"Not found: {received.path}")
-        key = received.headers.get("x-api-key") or received.headers.get("authorization", "").removeprefix(
-            "Bearer "
-        )
-        if key != API_KEY:
-            return api_error(401, "authentication_error", "invalid x-api-key")
+        refusal = refused(received)
+        if refusal is not None:
+            return refusal
         body = received.json()
-        for name in ("temperature", "top_p", "top_k"):
-            if name in body:
-                return api_error(400, "invalid_request_error", f"{name}: Extra inputs are not permitted")
         if not self.script:
             return api_error(400, "invalid_request_error", "the test scripted no more replies")
         nxt = self.script.pop(0)

@@ -12,9 +12,8 @@ from rag.llm import GenerationRequest, get_provider
 from rag.llm.anthropic import AnthropicProvider
 from ragsite.exceptions import ConfigurationError, GenerationTimeout, LLMUnavailable
 from tests.rag.llm.conftest import Received, Reply
+from tests.rag.llm.fake_claude import API_KEY, SAMPLING_PARAMETERS, api_error, refused
 
-API_KEY = "sk-ant-api03-test-key-0123456789"
-SAMPLING_PARAMETERS = ("temperature", "top_p", "top_k")
 REQUEST = GenerationRequest(
     system="Answer only from the numbered sources and cite them.",
     prompt="[1] Clause 4.2: liability is capped at the fees paid.\n\nQuestion: What caps liability?",
@@ -22,12 +21,6 @@ REQUEST = GenerationRequest(
     temperature=0.1,
     max_tokens=256,
 )
-
-
-def api_error(status: int, error_type: str, message: str, **headers: str) -> Reply:
-    """An error reply in the API's shape."""
-    body = {"type": "error", "error": {"type": error_type, "message": message}, "request_id": "req_test"}
-    return Reply(status, body, headers={"request-id": "req_test", **headers})
 
 
 def message(model: str, *texts: str, input_tokens: int = 1200, output_tokens: int = 300) -> dict:
@@ -46,23 +39,12 @@ def message(model: str, *texts: str, input_tokens: int = 1200, output_tokens: in
 
 def messages_api(received: Received) -> Reply:
     """POST /v1/messages as the API answers it: authenticated, versioned, no sampling parameters."""
-    if received.method != "POST" or received.path != "/v1/messages":
-        return api_error(404, "not_found_error", f"Not found: {received.path}")
-    key = received.headers.get("x-api-key") or received.headers.get("authorization", "").removeprefix(
-        "Bearer "
+    refusal = refused(received)
+    if refusal is not None:
+        return refusal
+    return Reply(
+        200, message(received.json()["model"], "Clause 4.2 caps ", "liability at the fees paid [1].")
     )
-    if key != API_KEY:
-        return api_error(401, "authentication_error", "invalid x-api-key")
-    if not received.headers.get("anthropic-version"):
-        return api_error(400, "invalid_request_error", "anthropic-version: header is required")
-    body = received.json()
-    for name in SAMPLING_PARAMETERS:
-        if name in body:
-            return api_error(400, "invalid_request_error", f"{name}: Extra inputs are not permitted")
-    for name in ("model", "max_tokens", "messages"):
-        if name not in body:
-            return api_error(400, "invalid_request_error", f"{name}: Field required")
-    return Reply(200, message(body["model"], "Clause 4.2 caps ", "liability at the fees paid [1]."))
 
 
 @pytest.fixture
