@@ -126,6 +126,9 @@ def test_claude_confirms_one_unsure_verdict_and_rejects_another_and_the_list_fol
     assert cited_titles(after) == {"Alpha Distribution Agreement", "Gamma License Agreement"}
     assert "(check)" not in after["answer"]  # Claude read both: nothing is left to check first
     assert after["answer"].startswith("2 of the 5 documents checked hold a non-compete clause")
+    asked = "Does this agreement contain a non-compete?"
+    one = run_query(tenant=tenant, question=asked, filters={"document_ids": [epsilon.pk]}, use_cache=False)
+    assert one.result["message"].startswith("No: Epsilon Supply Agreement does not contain a non-compete")
 
     request = verifying.bodies[0]
     assert request["tool_choice"] == {"type": "tool", "name": "record_clause_verdicts"}
