@@ -111,6 +111,7 @@ class RenderedPrompt:
     citation_style: str
     strictness: str
     follow_up_count: int
+    sources_attached: bool = False  # the sources go beside the prompt (rag.llm.cited), not in it
 
 
 @dataclass(frozen=True)
@@ -179,9 +180,23 @@ def template_errors(*, system_prompt: str, user_prompt: str) -> dict[str, list[s
     return errors
 
 
-def requirements_block(*, citation_style: str, follow_up_count: int) -> str:
+# Issue #35: the first sentence answers.
+DIRECT_ANSWER_RULE = (
+    'Open with the direct answer, then the support: "Yes." or "No." for a yes/no question; for what, '
+    'when, how long, how much or who, the value itself (the jurisdiction, the date as "31 October '
+    '2024", the duration, the amount and currency, the percentage, the parties). A date computed from '
+    'a start and a length shows the arithmetic ("31 October 2024: five years from the Effective Date, '
+    '31 October 2019"); never a start the sources do not give. A value the source redacts ("[***]") or '
+    "leaves blank is said to be redacted or blank."
+)
+
+
+def requirements_block(*, citation_style: str, follow_up_count: int, sources_attached: bool = False) -> str:
     """The auto-injected REQUIREMENTS (orchestration spec, "Prompt Builder") and the JSON reply
-    format the post-processor parses."""
+    format the post-processor parses; with `sources_attached` (Claude's search results with
+    citations), a reply in prose whose citations the API attaches."""
+    if sources_attached:
+        return cited_requirements(follow_up_count)
     if follow_up_count == 0:
         follow_up_line = "3. Do not generate follow-up questions"
         follow_up_format = '"follow_ups" is an empty list.'
@@ -207,12 +222,7 @@ def requirements_block(*, citation_style: str, follow_up_count: int) -> str:
             '{"answer": "...", "citations": [{"id": "<citation token without brackets>", "doc_id": "...", '
             '"snippet": "<exact words quoted from that source>"}], "follow_ups": ["..."], '
             '"confidence": 0.0-1.0, "disclaimer": "..."}',
-            '- "answer" opens with the direct answer, then the support: "Yes." or "No." for a yes/no '
-            "question; for what, when, how long, how much or who, the value itself (the jurisdiction, the "
-            'date as "31 October 2024", the duration, the amount and currency, the percentage, the '
-            'parties). A date computed from a start and a length shows the arithmetic ("31 October 2024: '
-            'five years from the Effective Date, 31 October 2019"); never a start the sources do not give. '
-            'A value the source redacts ("[***]") or leaves blank is said to be redacted or blank.',
+            f'- "answer" opens {DIRECT_ANSWER_RULE.removeprefix("Open ")}',
             f'- "citations" lists every source cited in the answer: "id" is its citation token without '
             f'brackets (e.g. "{example_id}"), "doc_id" its document id, "snippet" the exact words of that '
             "source that support the claim.",
@@ -225,6 +235,26 @@ def requirements_block(*, citation_style: str, follow_up_count: int) -> str:
     )
 
 
+def cited_requirements(follow_up_count: int) -> str:
+    """The requirements when the sources are search results the API cites (rag.llm.cited)."""
+    lines = [
+        "REQUIREMENTS:",
+        "1. Use ONLY the search results provided; the citations feature attaches each claim to the "
+        "search result it comes from, so write no citation markers, source lists or JSON of your own.",
+        f"2. {DIRECT_ANSWER_RULE}",
+        "3. Quote the exact words that decide the question where they help the reader.",
+        f'4. If the search results do not answer the question, reply exactly "{I_DONT_KNOW}".',
+        "5. Add a short note of what is uncertain or not covered, and that this is not legal advice.",
+    ]
+    if follow_up_count:
+        noun = "question" if follow_up_count == 1 else "questions"
+        lines.append(
+            f'6. End with a line "Follow-up questions:" and then {follow_up_count} concise follow-up '
+            f"{noun} the search results could help answer, one per line."
+        )
+    return "\n".join(lines)
+
+
 def render(
     template: Any,
     *,
@@ -234,6 +264,7 @@ def render(
     strictness: str | None = None,
     follow_up_count: int | None = None,
     boundary: str = "",
+    sources_attached: bool = False,
 ) -> RenderedPrompt:
     """Fill `template` (see module docstring). `citation_style`, `strictness` and `follow_up_count`
     override the template's own for this call; `boundary` is the context's fence boundary, which the
@@ -251,7 +282,9 @@ def render(
     if errors:
         raise ConfigurationError(f"Prompt template {template_id!r} is invalid.", details=errors)
 
-    requirements = requirements_block(citation_style=citation_style, follow_up_count=follow_up_count)
+    requirements = requirements_block(
+        citation_style=citation_style, follow_up_count=follow_up_count, sources_attached=sources_attached
+    )
     instructions_block = (getattr(template, "instructions_block", "") or "").strip()
     instructions = f"{instructions_block}\n\n{requirements}" if instructions_block else requirements
     values = {
@@ -277,6 +310,7 @@ def render(
         citation_style=citation_style,
         strictness=strictness,
         follow_up_count=follow_up_count,
+        sources_attached=sources_attached,
     )
 
 

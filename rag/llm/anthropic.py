@@ -25,6 +25,7 @@ from django.conf import settings
 
 from ragsite.exceptions import ApplicationError, ConfigurationError, GenerationTimeout, LLMUnavailable
 
+from . import cited
 from .base import Generation, GenerationRequest, TextStream
 
 logger = logging.getLogger(__name__)
@@ -91,7 +92,11 @@ class AnthropicProvider:
             logger.warning("anthropic reply is not a message: %.200r", message)
             raise self.translate_error(None)
         usage = getattr(message, "usage", None)
-        text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
+        if request.sources_attached:
+            reply = cited.CitedReply.of_message(message.content, request.sources)
+            text = reply.as_output(request.sources, request.follow_up_count)
+        else:
+            text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
         return self._generation(
             text,
             started,
@@ -111,12 +116,13 @@ class AnthropicProvider:
         started = time.perf_counter()
         pieces: list[str] = []
         seen: dict = {}
+        reply = cited.CitedReply(request.sources) if request.sources_attached else None
         with self._translated_errors():
             events = self._client.messages.create(**self._params(request), stream=True)
         try:
             with self._translated_errors():
                 for event in events:
-                    text = _read_event(event, seen)
+                    text = _read_event(event, seen, reply)
                     if text:
                         pieces.append(text)
                         yield text
@@ -128,7 +134,8 @@ class AnthropicProvider:
                 details={"provider": self.name, "model": self.model},
             )
         del seen["stopped"]
-        return self._generation("".join(pieces), started, **seen)
+        text = "".join(pieces) if reply is None else reply.as_output(request.sources, request.follow_up_count)
+        return self._generation(text, started, **seen)
 
     def forced_tool_input(self, *, system: str, content: str, tool: dict, max_tokens: int) -> dict:
         """Claude's input to `tool` (Anthropic's tool format), which the request obliges it to call:
@@ -153,10 +160,14 @@ class AnthropicProvider:
         raise self.translate_error(None)
 
     def _params(self, request: GenerationRequest) -> dict:
+        content: str | list[dict] = request.prompt
+        if request.sources_attached:  # the passages as search results Claude cites (rag.llm.cited)
+            blocks = cited.search_result_blocks(request.sources, request.flagged)
+            content = [*blocks, {"type": "text", "text": request.prompt}]
         return {
             "model": self.model,
             "system": request.system or anthropic.omit,
-            "messages": [{"role": "user", "content": request.prompt}],
+            "messages": [{"role": "user", "content": content}],
             "max_tokens": request.max_tokens,
         }
 
@@ -238,12 +249,20 @@ class AnthropicProvider:
         )
 
 
-def _read_event(event, seen: dict) -> str:
+def _read_event(event, seen: dict, reply: cited.CitedReply | None = None) -> str:
     """The text a streamed event adds (""), noting in `seen` what `message_start`, `message_delta`
-    and `message_stop` say."""
+    and `message_stop` say. With `reply` (sources sent as search results), text and citations are
+    gathered there too, and a cited block's markers are streamed when the block ends."""
     kind = getattr(event, "type", None)
-    if kind == "content_block_delta" and getattr(event.delta, "type", None) == "text_delta":
+    delta_kind = getattr(getattr(event, "delta", None), "type", None)
+    if kind == "content_block_delta" and delta_kind == "text_delta":
+        if reply is not None:
+            reply.add_text(event.index, event.delta.text)
         return event.delta.text
+    if reply is not None and kind == "content_block_delta" and delta_kind == "citations_delta":
+        reply.add_citation(event.index, event.delta.citation)
+    if reply is not None and kind == "content_block_stop":
+        return reply.markers(event.index)
     if kind == "message_start":
         usage = getattr(event.message, "usage", None)
         seen.update(

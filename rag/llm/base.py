@@ -132,6 +132,11 @@ class GenerationRequest:
     # Documents compared side by side (rag.review.compare): the prompt carries it for a remote
     # model; the extractive provider composes the table itself.
     comparison: Comparison | None = None
+    # The prompt leaves the sources out: the provider attaches them in its own form (Claude's
+    # search-result blocks with citations, rag.llm.cited) and the reply is read from its citations.
+    # `flagged`: citation tokens of the sources the injection scan flagged.
+    sources_attached: bool = False
+    flagged: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

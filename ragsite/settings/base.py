@@ -442,6 +442,10 @@ ANTHROPIC_MODEL = env("ANTHROPIC_MODEL", default="claude-sonnet-4-6")
 ANTHROPIC_BASE_URL = env("ANTHROPIC_BASE_URL", default="")
 ANTHROPIC_TIMEOUT_SECONDS = env.float("ANTHROPIC_TIMEOUT_SECONDS", default=30)
 ANTHROPIC_MAX_RETRIES = env.int("ANTHROPIC_MAX_RETRIES", default=2)
+# Answers send their passages as search-result blocks with citations enabled, and Claude's
+# citations (verified quotes) become the answer's (rag.llm.cited); off: the passages go in the
+# prompt and Claude replies in JSON.
+ANTHROPIC_CITATIONS = env.bool("ANTHROPIC_CITATIONS", default=True)
 OLLAMA_HOST = env("OLLAMA_HOST", default="http://ollama:11434")
 OLLAMA_MODEL = env("OLLAMA_MODEL", default="mistral:7b")
 OLLAMA_TIMEOUT_SECONDS = env.float("OLLAMA_TIMEOUT_SECONDS", default=10)

@@ -59,6 +59,8 @@ def _request(
         evidence=_evidence(ctx) if not step else (),
         evidence_confidence=ctx.clause_probability if ctx.from_evidence and not step else None,
         comparison=comparison(ctx) if not step else None,
+        sources_attached=prompt.sources_attached,
+        flagged=ctx.context.injection_flagged if prompt.sources_attached else (),
     )
 
 

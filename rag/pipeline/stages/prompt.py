@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from rag.llm import cited
 from rag.retrieval import service as retrieval
 from rag.review.compare import Comparison
 from rag.review.model import SURE
@@ -23,6 +24,8 @@ from ..review_prompt import affirmed_block, compare_block, doubted_block, restri
 
 # A list over a matter quotes one passage per document (~150 tokens each, cut around the clause).
 REVIEW_TOKEN_BUDGET = 12_000
+# The context's place in the prompt when the passages go as search results (rag.llm.cited).
+ATTACHED_SOURCES = "The sources are the search results given before this message."
 
 
 class SelectTemplateStage:
@@ -148,8 +151,10 @@ class BuildPromptStage:
 
 def build_prompt(ctx: QueryContext, *, strictness: str):
     """The answer's prompt; once reasoning steps are answered, they end its context (before the
-    question and the template's instructions) for the synthesis."""
-    context = ctx.context.text
+    question and the template's instructions) for the synthesis. With Claude's citations
+    (rag.llm.cited) the passages go beside the prompt as search results, not in its context."""
+    sources_attached = cited.attached()
+    context = ATTACHED_SOURCES if sources_attached else ctx.context.text
     if ctx.reasoning is not None and ctx.reasoning.done:
         context = f"{context}{SEPARATOR}{reasoning_block(ctx.reasoning)}"
     if isinstance(ctx.review, Comparison):
@@ -169,7 +174,8 @@ def build_prompt(ctx: QueryContext, *, strictness: str):
         citation_style=ctx.citation_style,
         strictness=strictness,
         follow_up_count=ctx.follow_up_count,
-        boundary=ctx.context.boundary,
+        boundary="" if sources_attached else ctx.context.boundary,
+        sources_attached=sources_attached,
     )
 
 

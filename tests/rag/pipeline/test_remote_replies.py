@@ -87,6 +87,9 @@ def remote_model(start_server, settings):  # noqa: F811  (the imported fixture)
         settings.OLLAMA_HOST = server.url
         settings.OLLAMA_MODEL = "mistral:7b"
         settings.RAG_MAX_RETRIES_ON_HALLUCINATION = 0
+        # These fakes reply in the JSON format, with the passages in the prompt; Claude's own
+        # citations (search results) are tests/rag/llm/test_claude_citations.py's.
+        settings.ANTHROPIC_CITATIONS = False
         return server
 
     return configure
