@@ -46,10 +46,12 @@ _DATED = re.compile(
     r"\b(?:dated|made|entered\s+into|executed|signed|effective|as\s+of|this|on)\b[^.;]{0,60}$", re.I
 )
 # Anywhere: "This Agreement ... is made/dated/entered into ... <date>" and the signature block's
-# "IN WITNESS WHEREOF, the parties have executed this Agreement as of <date>".
+# "IN WITNESS WHEREOF, the parties have executed this Agreement as of <date>". "Effective" is the
+# agreement being effective, not the defined term: "this Agreement shall commence on the Effective
+# Date and end on November 30, 2014" dates the term's end, not the agreement.
 _AGREEMENT_DATED = re.compile(
     r"(?:\bthis\s+(?:[\w&,\-]+\s+){0,8}?(?:agreement|amendment|addendum|contract|lease|license)\b"
-    r"[^.;]{0,160}?\b(?:dated|made|entered\s+into|executed|effective)\b[^.;]{0,40}"
+    r"[^.;]{0,160}?\b(?:dated|made|entered\s+into|executed|effective(?!\s+date))\b[^.;]{0,40}"
     r"|\bIN\s+WITNESS\s+WHEREOF\b[^.]{0,200}?\b(?:as\s+of|on|this)\b[^.;]{0,30})$",
     re.I,
 )

@@ -351,7 +351,9 @@ def _anchors(same: list[Passage]) -> dict[str, tuple[Anchor, Passage]]:
     """The dates the document's passages define, each with the passage it was read in (an
     agreement date only from the passage that opens the document, where it is known)."""
     found: dict[str, tuple[Anchor, Passage]] = {}
-    for source in same:
+    # The document's opening first: its preamble dates the agreement; a later passage only where
+    # the opening is not among them.
+    for source in sorted(same, key=lambda s: getattr(s, "chunk_number", None) not in (1, None)):
         opening = getattr(source, "chunk_number", None) in (1, None)
         for name, anchor in anchors(source.text, opening=opening).items():
             found.setdefault(name, (anchor, source))

@@ -331,3 +331,21 @@ def test_a_start_deadline_defined_as_the_effective_date_is_no_end():
     cut = Quote(clause, "The term shall become effective upon acceptance no later than September 2, 2019")
     found = opening("When does this agreement expire?", [cut], PASSAGES)
     assert found is None or "2 September 2019" not in found.sentence
+
+
+def test_a_term_commencing_on_the_effective_date_does_not_date_the_agreement():
+    term = (
+        "The term of this Agreement shall commence on the Effective Date and end on November 30, 2014 "
+        '(the "Initial Term").'
+    )
+    assert anchors(term, opening=False) == {}  # "Effective Date" is the defined term, not "effective"
+    passages = [source("1", term, 2), source("2", PREAMBLE, 1)]
+    found = opening("What is the date of this agreement?", [Quote(passages[0], term)], passages)
+    assert found.sentence == "31 October 2019 [2]."
+
+
+def test_the_opening_passage_dates_the_agreement_before_a_later_one():
+    amended = source("1", "This Amendment is made and entered into as of March 3, 2016 by the parties.", 8)
+    passages = [amended, source("2", PREAMBLE, 1)]
+    found = opening("When was this agreement signed?", [Quote(amended, amended.text)], passages)
+    assert found.sentence == "31 October 2019 [2]."
