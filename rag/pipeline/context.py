@@ -90,6 +90,10 @@ class QueryContext:
     # that evidence alone, and the answer's confidence the review's).
     clause_probability: float | None = None
     from_evidence: bool = False
+    # A question for the agreement's date or Effective Date whose document dates itself (the
+    # `document_dates` stage added or found the passage): answerable, though search's passages
+    # may never say "effective" (the agreement's date is then stated, and said to be that).
+    dated: bool = False
     # A question about one document whose clause the review did not find, but not surely enough
     # to answer "No": the answer opens with this sentence ("Probably not: a non-compete clause was
     # not found in …") and then quotes what search found and the review's nearest paragraph, to check.

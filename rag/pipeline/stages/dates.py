@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from rag.answers.asked import DATE, asked_value
+from rag.answers.asked import DATE, EFFECTIVE, SIGNED, asked_value
 from rag.answers.dates import anchors
 from rag.models import Chunk, Document
 from rag.retrieval import service as retrieval
@@ -43,20 +43,23 @@ class DocumentDatesStage:
         if not passages:
             return ctx
         document = passages[0].document_id
-        added = _dating_passages(ctx, document, have={p.chunk_id for p in passages})
-        ctx.note(self.name, added=len(added))
+        added, dated = _dating_passages(ctx, document, have={p.chunk_id for p in passages})
+        ctx.dated = dated and asked.event in (SIGNED, EFFECTIVE)
+        ctx.note(self.name, added=len(added), dated=ctx.dated)
         if added:
             ctx.retrieval = dataclasses.replace(ctx.retrieval, passages=[*passages, *added])
         return ctx
 
 
-def _dating_passages(ctx: QueryContext, document: int, *, have: set[int]) -> list:
-    """The passages of `document` that hold its agreement date and Effective Date, not in `have`."""
+def _dating_passages(ctx: QueryContext, document: int, *, have: set[int]) -> tuple[list, bool]:
+    """The passages of `document` that hold its agreement date and Effective Date, not in `have`,
+    and whether the document dates itself at all."""
     text = owned_list(Document, tenant=ctx.tenant).filter(pk=document).values_list("text", flat=True).first()
     if not text:
-        return []
+        return [], False
+    dates = anchors(text)
     chosen, seen = [], set(have)
-    for anchor in anchors(text).values():
+    for anchor in dates.values():
         chunk = (
             owned_list(Chunk, tenant=ctx.tenant)
             .filter(document_id=document, char_start__lte=anchor.start, char_end__gte=anchor.end)
@@ -70,7 +73,7 @@ def _dating_passages(ctx: QueryContext, document: int, *, have: set[int]) -> lis
         window = WindowScore(ADDED_SCORE, anchor.start - chunk.char_start, anchor.end - chunk.char_start)
         chosen.append((Hit(chunk.pk, document, ADDED_SCORE), window))
     if not chosen:
-        return []
+        return [], bool(dates)
     found = retrieval.chosen_passages(
         tenant=ctx.tenant,
         question=ctx.search_query or ctx.question,
@@ -78,4 +81,4 @@ def _dating_passages(ctx: QueryContext, document: int, *, have: set[int]) -> lis
         reader=ctx.reader,
         context_chars=CONTEXT_CHARS,
     )
-    return found.passages
+    return found.passages, bool(dates)

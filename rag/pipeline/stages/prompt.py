@@ -111,6 +111,7 @@ class BuildContextStage:
         # the whole reads as no single clause's question.
         answerable = (
             ctx.reasoning is not None
+            or ctx.dated
             or ctx.answerability is None
             or ctx.answerability >= settings.RAG_MIN_ANSWERABILITY
         )

@@ -124,3 +124,21 @@ def test_the_dating_passages_of_a_document_the_reader_may_not_read_never_reach_t
         reader=Reader(role=Role.ADMIN),
     )
     assert admin.result["answer"].startswith("31 October 2019 [")
+
+
+@pytest.mark.django_db
+def test_an_effective_date_question_about_a_document_that_only_dates_itself_gets_that_date(
+    tenant, case, ingest_text
+):
+    entered = (
+        "This Manufacturing Agreement is entered into on January 21st, 2002, by and between Alfa Aesar "
+        'Corp. ("Alfa") and Hydraspin LLC ("Hydraspin").'
+    )
+    text = f"MANUFACTURING AGREEMENT\n\n{entered}\n\n{FILLER}9. Notices. Notices go by mail.\n"
+    document = ingest_text(case, text, filename="alfa-manufacturing.txt", title="Alfa Manufacturing")
+    ctx = ask(tenant, document, "What is the effective date?")
+    # No passage says "effective": search's would fail the answerability gate; the preamble answers.
+    assert ctx.result["answer"].startswith("21 January 2002 (the date the agreement is made) [1]")
+    assert ctx.stage_metadata["document_dates"]["dated"] is True
+    unrelated = ask(tenant, document, "When does the initial term end?")
+    assert unrelated.stage_metadata["document_dates"]["dated"] is False  # an end date is not the preamble's
