@@ -58,6 +58,19 @@ _AGREEMENT_DATED = re.compile(
 # A cover page's or signature block's bare date: "Date: March 1, 1998", "Dated 05/05/98".
 _DATE_LABEL = re.compile(r"\b(?:date|dated)\s*:?\s*$", re.I)
 PREAMBLE_CHARS = 2500
+# A signature block: the words around the signatures ("By:", "/s/", "Name:", "Title:").
+_SIGNATURE_WORDS = re.compile(r"\bBy\s*:|/s/|\bName\s*:|\bTitle\s*:?\s|\bIN\s+WITNESS\s+WHEREOF\b", re.I)
+SIGNATURE_WINDOW = 400  # characters before a signature date in which the block's words stand
+# A date a table row labels after it: "4/24/2018 04/25/2018 Date Date", "January 22, 2020 (Date)".
+_DATE_LABEL_AFTER = re.compile(r"^(?:\s*[\d/.\-]{6,10})*\s*\(?\s*date\b", re.I)
+# An Effective Date that is the last signature's: "the later of the two signature dates below",
+# "the date of last signature", "the date the last party hereto has executed this Agreement".
+_LAST_SIGNATURE = re.compile(
+    r"\b(?:last|later)\s+(?:of\s+the\s+(?:two\s+)?)?(?:signature|execution)|"
+    r"\blast\s+(?:party|parties)\s+(?:hereto\s+)?(?:has\s+|to\s+)?(?:execute|sign)|"
+    r"\bdate\s+of\s+(?:the\s+)?last\s+signature",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -93,15 +106,38 @@ def _agreement_date(text: str, *, opening: bool) -> Anchor | None:
     for found in dates:
         if _AGREEMENT_DATED.search(text[max(0, found.start - 260) : found.start]):
             return Anchor(AGREEMENT, found.value, found.start, found.end)
-    if not opening:
+    if opening:
+        for found in dates:
+            if found.start >= PREAMBLE_CHARS:
+                break
+            before = text[max(0, found.start - 80) : found.start]
+            if _signature_date(text, found):
+                continue  # a short contract's signatures: the last one dates it (below)
+            if _DATED.search(before) or _DATE_LABEL.search(before):
+                return Anchor(AGREEMENT, found.value, found.start, found.end)
+    # Dated nowhere else: the signatures' date (the last, when the parties signed on different days:
+    # the agreement is made when the last of them signs).
+    return _last_signature(text, dates)
+
+
+def _signature_date(text: str, found) -> bool:
+    """Whether the date `found` is labelled a date ("Date:" before it, or a table's "Date" after
+    it) within a signature block."""
+    labelled = _DATE_LABEL.search(text[max(0, found.start - 20) : found.start]) or _DATE_LABEL_AFTER.match(
+        text[found.end : found.end + 40]
+    )
+    block = _SIGNATURE_WORDS.search(text[max(0, found.start - SIGNATURE_WINDOW) : found.start])
+    return bool(labelled) and bool(block)
+
+
+def _last_signature(text: str, dates) -> Anchor | None:
+    """The latest date a signature block of `text` labels ("Date: November 5, 2019" under "By:",
+    "Name:", "Title:"), or None."""
+    signed = [found for found in dates if _signature_date(text, found)]
+    if not signed:
         return None
-    for found in dates:
-        if found.start >= PREAMBLE_CHARS:
-            break
-        before = text[max(0, found.start - 80) : found.start]
-        if _DATED.search(before) or _DATE_LABEL.search(before):
-            return Anchor(AGREEMENT, found.value, found.start, found.end)
-    return None
+    last = max(signed, key=lambda found: (found.value, found.start))
+    return Anchor(AGREEMENT, last.value, last.start, last.end)
 
 
 def _defined_date(text: str, agreement: Anchor | None) -> Anchor | None:
@@ -116,6 +152,8 @@ def _defined_date(text: str, agreement: Anchor | None) -> Anchor | None:
             return Anchor(EFFECTIVE, dates[-1].value, offset + dates[-1].start, offset + dates[-1].end)
         if agreement is not None and _FIRST_WRITTEN.search(before[-60:]):
             return Anchor(EFFECTIVE, agreement.value, agreement.start, agreement.end)
+        if _LAST_SIGNATURE.search(before[-80:]):
+            return _signed_last(text)
     for m in _DEFINED_BEFORE.finditer(text):
         after = text[m.end() : m.end() + 160]
         sentence = after.split(".")[0] if not dates_in(after[:40]) else after
@@ -124,7 +162,16 @@ def _defined_date(text: str, agreement: Anchor | None) -> Anchor | None:
             return Anchor(EFFECTIVE, dates[0].value, m.end() + dates[0].start, m.end() + dates[0].end)
         if agreement is not None and _FIRST_WRITTEN.search(sentence):
             return Anchor(EFFECTIVE, agreement.value, agreement.start, agreement.end)
+        if _LAST_SIGNATURE.search(sentence):
+            return _signed_last(text)
     return None
+
+
+def _signed_last(text: str) -> Anchor | None:
+    """The Effective Date a definition puts at the last signature: that signature's date, if the
+    text's signature blocks date it."""
+    last = _last_signature(text, dates_in(text))
+    return Anchor(EFFECTIVE, last.value, last.start, last.end) if last else None
 
 
 # --- the end of a term ---------------------------------------------------------------------------

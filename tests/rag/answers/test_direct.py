@@ -349,3 +349,30 @@ def test_the_opening_passage_dates_the_agreement_before_a_later_one():
     passages = [amended, source("2", PREAMBLE, 1)]
     found = opening("When was this agreement signed?", [Quote(amended, amended.text)], passages)
     assert found.sentence == "31 October 2019 [2]."
+
+
+SIGNATURES = (
+    "IN WITNESS WHEREOF, the parties have executed this Agreement.\n\n"
+    "ALFA CORP. AESAR LLC\n\nBy: /s/ Jason Few By: /s/ Vijay Swarup\n\nName: Jason Few Name: Vijay Swarup\n\n"
+    "Title: President Title: VP R&D\n\nDate: November 5, 2019 Date: November 7, 2019"
+)
+
+
+def test_an_agreement_dated_only_by_its_signatures_is_dated_by_the_last_one():
+    found = anchors(SIGNATURES, opening=False)
+    assert found[AGREEMENT].value == date(2019, 11, 7)  # made when the last party signs
+    row = "By: /s/ Victor Bozzo By: /s/ Christine Gardner Title Title 4/24/2018 04/25/2018 Date Date"
+    assert anchors(row, opening=False)[AGREEMENT].value == date(2018, 4, 25)  # a table's labels after
+    assert anchors("Date: November 5, 2019. Payment is due then.", opening=False) == {}  # no signatures
+
+
+def test_an_effective_date_at_the_last_signature_is_that_signatures_date():
+    text = (
+        'This Software Hosting Agreement (the "Agreement") is entered into and effective as of the later '
+        'of the two signature dates below (the "Effective Date") by Alfa Corp. and Aesar LLC.\n\n'
+        f"1. Hosting. Alfa shall host the Software.\n\n{SIGNATURES}"
+    )
+    assert anchors(text)[EFFECTIVE].value == date(2019, 11, 7)
+    assert anchors(text)[AGREEMENT].value == date(2019, 11, 7)  # in a short contract's opening too
+    defined = f'"Effective Date" shall mean the date of last signature below.\n\n{SIGNATURES}'
+    assert anchors(defined, opening=False)[EFFECTIVE].value == date(2019, 11, 7)
