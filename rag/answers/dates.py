@@ -84,13 +84,15 @@ class Anchor:
     end: int
 
 
-def anchors(text: str, *, opening: bool = True) -> dict[str, Anchor]:
+def anchors(text: str, *, opening: bool = True, signatures: bool = True) -> dict[str, Anchor]:
     """The agreement date and the Effective Date `text` (a document's text, or a passage of it that
     holds its preamble, definitions or signature block) gives, by name. `opening`: the text starts
     the document, so a date its first lines give ("dated", "as of", a cover page's "Date:") is the
-    agreement's; elsewhere only a sentence saying the agreement is dated so counts."""
+    agreement's; elsewhere only a sentence saying the agreement is dated so counts. `signatures`:
+    failing those, the last date its signature blocks give (off where other passages of the same
+    document may still date it in words)."""
     found: dict[str, Anchor] = {}
-    agreement = _agreement_date(text, opening=opening)
+    agreement = _agreement_date(text, opening=opening, signatures=signatures)
     if agreement is not None:
         found[AGREEMENT] = agreement
     effective = _defined_date(text, agreement)
@@ -99,7 +101,7 @@ def anchors(text: str, *, opening: bool = True) -> dict[str, Anchor]:
     return found
 
 
-def _agreement_date(text: str, *, opening: bool) -> Anchor | None:
+def _agreement_date(text: str, *, opening: bool, signatures: bool = True) -> Anchor | None:
     """The date the text says the agreement is dated, made or executed on (the first such), else,
     in the document's opening, the first date its words call the agreement's or label a date."""
     dates = dates_in(text)
@@ -117,7 +119,7 @@ def _agreement_date(text: str, *, opening: bool) -> Anchor | None:
                 return Anchor(AGREEMENT, found.value, found.start, found.end)
     # Dated nowhere else: the signatures' date (the last, when the parties signed on different days:
     # the agreement is made when the last of them signs).
-    return _last_signature(text, dates)
+    return _last_signature(text, dates) if signatures else None
 
 
 def _signature_date(text: str, found) -> bool:

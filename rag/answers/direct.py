@@ -352,11 +352,14 @@ def _anchors(same: list[Passage]) -> dict[str, tuple[Anchor, Passage]]:
     agreement date only from the passage that opens the document, where it is known)."""
     found: dict[str, tuple[Anchor, Passage]] = {}
     # The document's opening first: its preamble dates the agreement; a later passage only where
-    # the opening is not among them.
-    for source in sorted(same, key=lambda s: getattr(s, "chunk_number", None) not in (1, None)):
-        opening = getattr(source, "chunk_number", None) in (1, None)
-        for name, anchor in anchors(source.text, opening=opening).items():
-            found.setdefault(name, (anchor, source))
+    # the opening is not among them. A signature block's date only where no passage dates the
+    # agreement in words ("this Agreement shall commence effective June 1, 1998").
+    ordered = sorted(same, key=lambda s: getattr(s, "chunk_number", None) not in (1, None))
+    for signatures in (False, True):
+        for source in ordered:
+            opening = getattr(source, "chunk_number", None) in (1, None)
+            for name, anchor in anchors(source.text, opening=opening, signatures=signatures).items():
+                found.setdefault(name, (anchor, source))
     return found
 
 

@@ -376,3 +376,12 @@ def test_an_effective_date_at_the_last_signature_is_that_signatures_date():
     assert anchors(text)[AGREEMENT].value == date(2019, 11, 7)  # in a short contract's opening too
     defined = f'"Effective Date" shall mean the date of last signature below.\n\n{SIGNATURES}'
     assert anchors(defined, opening=False)[EFFECTIVE].value == date(2019, 11, 7)
+
+
+def test_a_passage_dating_the_agreement_in_words_wins_over_a_signature_date():
+    signed = source("1", f"PROMOTION AGREEMENT\n\n{SIGNATURES}", 1)
+    commenced = source("2", "This Agreement shall commence effective June 1, 1998, for three years.", 6)
+    found = opening(
+        "What is the date of this agreement?", [Quote(commenced, commenced.text)], [signed, commenced]
+    )
+    assert found.sentence == "1 June 1998 [2]."
