@@ -356,6 +356,8 @@ def _anchors(same: list[Passage]) -> dict[str, tuple[Anchor, Passage]]:
     # agreement in words ("this Agreement shall commence effective June 1, 1998").
     ordered = sorted(same, key=lambda s: getattr(s, "chunk_number", None) not in (1, None))
     for signatures in (False, True):
+        if {AGREEMENT, EFFECTIVE} <= found.keys():
+            break  # both dated in words: no signature block is read
         for source in ordered:
             opening = getattr(source, "chunk_number", None) in (1, None)
             for name, anchor in anchors(source.text, opening=opening, signatures=signatures).items():

@@ -94,7 +94,7 @@ class AnthropicProvider:
         usage = getattr(message, "usage", None)
         if request.sources_attached:
             reply = cited.CitedReply.of_message(message.content, request.sources)
-            text = reply.as_output(request.sources, request.follow_up_count)
+            text = reply.as_output(request.follow_up_count)
         else:
             text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
         return self._generation(
@@ -134,7 +134,7 @@ class AnthropicProvider:
                 details={"provider": self.name, "model": self.model},
             )
         del seen["stopped"]
-        text = "".join(pieces) if reply is None else reply.as_output(request.sources, request.follow_up_count)
+        text = "".join(pieces) if reply is None else reply.as_output(request.follow_up_count)
         return self._generation(text, started, **seen)
 
     def forced_tool_input(self, *, system: str, content: str, tool: dict, max_tokens: int) -> dict:

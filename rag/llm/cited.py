@@ -80,7 +80,7 @@ class CitedReply:
     """A reply's text blocks and their citations, as they arrive (streamed) or all at once."""
 
     def __init__(self, sources: Sequence[Source]) -> None:
-        self._tokens = {source.citation_id for source in sources}
+        self._documents = {source.citation_id: source.document_id for source in sources}
         self._by_index = [source.citation_id for source in sources]
         self._blocks: dict[int, _Block] = {}
 
@@ -103,7 +103,7 @@ class CitedReply:
         """Note a citation of block `index`; one of no passage sent is left out (the API only
         cites what it was sent, but a reply is never trusted blindly)."""
         token = getattr(citation, "source", None)
-        if token not in self._tokens:
+        if token not in self._documents:
             position = getattr(citation, "search_result_index", None)
             ok = isinstance(position, int) and 0 <= position < len(self._by_index)
             token = self._by_index[position] if ok else None
@@ -116,9 +116,8 @@ class CitedReply:
         tokens = list(dict.fromkeys(token for token, _ in self._blocks.get(index, _Block()).cited))
         return " " + "".join(f"[{token}]" for token in tokens) if tokens else ""
 
-    def as_output(self, sources: Sequence[Source], follow_up_count: int) -> str:
+    def as_output(self, follow_up_count: int) -> str:
         """The reply in the model output format (JSON), as the pipeline parses any model's."""
-        documents = {source.citation_id: source.document_id for source in sources}
         parts, citations, seen = [], [], set()
         for index in sorted(self._blocks):
             block = self._blocks[index]
@@ -126,7 +125,9 @@ class CitedReply:
             for token, cited_text in block.cited:
                 if (token, cited_text) not in seen:
                     seen.add((token, cited_text))
-                    citations.append({"id": token, "doc_id": str(documents[token]), "snippet": cited_text})
+                    citations.append(
+                        {"id": token, "doc_id": str(self._documents[token]), "snippet": cited_text}
+                    )
         answer, follow_ups = _follow_ups("".join(parts))
         reply = {"answer": answer.strip(), "citations": citations, "follow_ups": follow_ups[:follow_up_count]}
         return json.dumps(reply)

@@ -126,22 +126,13 @@ def verify(document: Document, model: ClauseModel | None = None) -> int:
     rows = pending(document, model)
     if not rows:
         return 0
-    reader = settings.RAG_REVIEW_VERIFIER
-    provider = _provider(reader)
     numbered = _numbered_paragraphs(rows)
     boundary = new_boundary()
-    system = f"{SYSTEM} {REPLY[reader]} {data_rule(boundary)}"
-    content = _content(document, rows, numbered, boundary)
-    if reader == "ollama":
-        reply = provider.structured_output(
-            system=system, prompt=content, schema=TOOL["input_schema"], max_tokens=MAX_TOKENS
-        )
-    else:
-        reply = provider.forced_tool_input(system=system, content=content, tool=TOOL, max_tokens=MAX_TOKENS)
+    reader, reply = _read(boundary, _content(document, rows, numbered, boundary))
     verdicts = _verdicts(reply, rows, numbered)
     with transaction.atomic():
         for row, (verdict, lead) in verdicts.items():
-            row.verdict, row.verified_by = verdict, provider.model
+            row.verdict, row.verified_by = verdict, reader
             if lead is not None:
                 _lead_with(row, lead)
         # Signals computed again meanwhile are other rows: these updates then touch nothing.
@@ -151,15 +142,26 @@ def verify(document: Document, model: ClauseModel | None = None) -> int:
     return len(verdicts)
 
 
-def _provider(reader: str):
-    """The configured model for `reader` (ConfigurationError without its key, host or model)."""
+def _read(boundary: str, content: str) -> tuple[str, dict]:
+    """(the model's name, its verdicts as the tool's input) from the configured reader: Claude by a
+    forced tool call, Ollama by structured outputs in the tool's schema. ConfigurationError without
+    its key, host or model."""
+    reader = settings.RAG_REVIEW_VERIFIER
+    system = f"{SYSTEM} {REPLY[reader]} {data_rule(boundary)}"
     if reader == "ollama":
         from rag.llm.ollama import OllamaProvider
 
-        return OllamaProvider()
+        ollama = OllamaProvider()
+        schema = TOOL["input_schema"]
+        return ollama.model, ollama.structured_output(
+            system=system, prompt=content, schema=schema, max_tokens=MAX_TOKENS
+        )
     from rag.llm.anthropic import AnthropicProvider
 
-    return AnthropicProvider()
+    claude = AnthropicProvider()
+    return claude.model, claude.forced_tool_input(
+        system=system, content=content, tool=TOOL, max_tokens=MAX_TOKENS
+    )
 
 
 def verify_quietly(document: Document) -> int:

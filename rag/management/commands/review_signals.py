@@ -1,8 +1,7 @@
 """manage.py review_signals: compute the clause signals (rag.review.signals) of indexed documents
 that have none of the current clause model, e.g. after a new model is installed; with --verify,
 also have the language model read the unsure verdicts not yet read (rag.review.verifier,
-RAG_REVIEW_VERIFIER),
-e.g. after turning the verifier on or after a failed verification."""
+RAG_REVIEW_VERIFIER), e.g. after turning the verifier on or after a failed verification."""
 
 from __future__ import annotations
 
