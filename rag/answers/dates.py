@@ -95,7 +95,7 @@ def anchors(text: str, *, opening: bool = True, signatures: bool = True) -> dict
     agreement = _agreement_date(text, opening=opening, signatures=signatures)
     if agreement is not None:
         found[AGREEMENT] = agreement
-    effective = _defined_date(text, agreement)
+    effective = _defined_date(text, agreement) or (_cover_effective_date(text) if opening else None)
     if effective is not None:
         found[EFFECTIVE] = effective
     return found
@@ -115,11 +115,22 @@ def _agreement_date(text: str, *, opening: bool, signatures: bool = True) -> Anc
             before = text[max(0, found.start - 80) : found.start]
             if _signature_date(text, found):
                 continue  # a short contract's signatures: the last one dates it (below)
-            if _DATED.search(before) or _DATE_LABEL.search(before):
+            if _DATED.search(before) or _DATE_LABEL.search(before) or _on_its_own_line(text, found):
                 return Anchor(AGREEMENT, found.value, found.start, found.end)
     # Dated nowhere else: the signatures' date (the last, when the parties signed on different days:
     # the agreement is made when the last of them signs).
     return _last_signature(text, dates) if signatures else None
+
+
+def _on_its_own_line(text: str, found) -> bool:
+    """Whether the date `found` stands alone on its line: a letter's or a cover page's date
+    ("AGENCY AGREEMENT\n\nMay 14, 2014\n\nKeefe, Bruyette & Woods, Inc. …")."""
+    line_start = text.rfind("\n", 0, found.start) + 1
+    line_end = text.find("\n", found.end)
+    return (
+        not text[line_start : found.start].strip()
+        and not text[found.end : line_end % (len(text) + 1)].strip()
+    )
 
 
 def _signature_date(text: str, found) -> bool:
@@ -166,6 +177,18 @@ def _defined_date(text: str, agreement: Anchor | None) -> Anchor | None:
             return Anchor(EFFECTIVE, agreement.value, agreement.start, agreement.end)
         if _LAST_SIGNATURE.search(sentence):
             return _signed_last(text)
+    return None
+
+
+# A cover page's "EFFECTIVE DATE\n\n JUNE 1, 1998" or "Effective Date: March 1, 1998".
+_EFFECTIVE_LABEL = re.compile(r"\beffective\s+date\s*:?\s*$", re.I)
+
+
+def _cover_effective_date(text: str) -> Anchor | None:
+    """A date the document's opening labels its Effective Date, not in a sentence: a cover page."""
+    for found in dates_in(text[:PREAMBLE_CHARS]):
+        if _EFFECTIVE_LABEL.search(text[max(0, found.start - 80) : found.start]):
+            return Anchor(EFFECTIVE, found.value, found.start, found.end)
     return None
 
 

@@ -132,7 +132,7 @@ def _stated(asked: kinds.Asked, quotes: list[Quote], sources: list[Passage]) -> 
     document = quotes[0].source.document_id
     same = [s for s in sources if s.document_id == document]
     if asked.kind == kinds.JURISDICTION:
-        return _jurisdiction(quotes)
+        return _jurisdiction(quotes, same)
     if asked.kind == kinds.DATE:
         return _date(asked, quotes, same)
     finder = {kinds.DURATION: durations_in, kinds.AMOUNT: amounts_in, kinds.PERCENT: percents_in}[asked.kind]
@@ -147,12 +147,36 @@ def _stated(asked: kinds.Asked, quotes: list[Quote], sources: list[Passage]) -> 
     return _withheld(asked, quotes)
 
 
-def _jurisdiction(quotes: list[Quote]) -> Opening | None:
+def _jurisdiction(quotes: list[Quote], same: list[Passage]) -> Opening | None:
+    """The law the quotes say governs; else the one another passage of the document names (its
+    sentence quoted first); else a redacted or blank one; else, where no passage on point speaks
+    of the law that governs the agreement at all, that no governing law was found."""
     for quote in quotes:
         found = governing_jurisdiction(quote.text)
         if found is not None:
             return Opening(f"The laws of {found.value} govern [{quote.source.citation_id}].")
-    return _withheld(kinds.Asked(kinds.JURISDICTION), quotes)
+    for source in same:
+        found = governing_jurisdiction(source.text)
+        if found is not None:
+            added = Quote(source, _sentence_holding(source.text, found))
+            return Opening(f"The laws of {found.value} govern [{source.citation_id}].", (added,), leads=True)
+    withheld = _withheld(kinds.Asked(kinds.JURISDICTION), quotes)
+    if withheld is not None or any(CHOOSES_LAW.search(p.text) for p in [*quotes, *same]):
+        return withheld  # a choice of law that names no place ("the laws of the Seller's country")
+    return Opening(
+        "No governing-law clause was found: no passage on point says which law governs the agreement. "
+        "Closest in the text:",
+        states_value=False,
+    )
+
+
+# Words choosing a law, whether or not they name the place: "governed by … laws", "construed in
+# accordance with the laws", "governing law", "choice of law".
+CHOOSES_LAW = re.compile(
+    r"\bgovern\w*\b[^.;]{0,80}\blaws?\b|\blaws?\b[^.;]{0,80}\bgovern|\b(?:constru|interpret)\w*\b[^.;]{0,80}\blaws?\b|"
+    r"\bchoice\s+of\s+law\b",
+    re.I,
+)
 
 
 # The words just before a date that make it the end of the term ("until", "expires on", "no later
@@ -223,15 +247,15 @@ def _date(asked: kinds.Asked, quotes: list[Quote], same: list[Passage]) -> Openi
                 return None  # on a condition ("upon the Closing"): the quote answers
             # "as of the Effective Date": the date the document defines, below
     wanted = EFFECTIVE if asked.event == kinds.EFFECTIVE else AGREEMENT
-    name = wanted if wanted in located else AGREEMENT
+    other = AGREEMENT if wanted == EFFECTIVE else EFFECTIVE
+    name = wanted if wanted in located else other
     if name not in located:
         return _withheld(asked, quotes)
     anchor, source = located[name]
     added = Quote(source, _sentence_holding(source.text, anchor))
-    if name != wanted:  # no Effective Date of its own: the agreement's date, said so, after the quotes
-        return Opening(
-            f"{readable(anchor.value)} (the date the agreement is made) [{source.citation_id}].", (added,)
-        )
+    if name != wanted:  # the document gives only the other date: that one, said so, after the quotes
+        which = "the date the agreement is made" if name == AGREEMENT else "the Effective Date"
+        return Opening(f"{readable(anchor.value)} ({which}) [{source.citation_id}].", (added,))
     return Opening(f"{readable(anchor.value)} [{source.citation_id}].", (added,), leads=True)
 
 
@@ -365,7 +389,7 @@ def _anchors(same: list[Passage]) -> dict[str, tuple[Anchor, Passage]]:
     return found
 
 
-def _sentence_holding(text: str, anchor: Anchor) -> str:
+def _sentence_holding(text: str, anchor: Anchor | Found) -> str:
     """The sentence of `text` that holds the anchor's date, whitespace collapsed, cut after the
     date when long (never before it)."""
     for start, end in snippets.sentence_spans(text):

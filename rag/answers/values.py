@@ -222,7 +222,12 @@ OTHER_JURISDICTIONS = [
     "Czech Republic", "Hungary", "Turkey",
 ]  # fmt: skip
 JURISDICTIONS = sorted(US_STATES + OTHER_JURISDICTIONS, key=len, reverse=True)
-_JURISDICTION = re.compile(r"\b(?:" + "|".join(re.escape(j) for j in JURISDICTIONS) + r")\b")
+# A name as the gazetteer spells it, or in capitals ("THE LAWS OF THE STATE OF NEW YORK": many
+# filed contracts set their governing-law clause in capitals); not in lower case ("turkey").
+_SPELLINGS = {spelling: name for name in JURISDICTIONS for spelling in (name, name.upper())}
+_JURISDICTION = re.compile(
+    r"\b(?:" + "|".join(re.escape(s) for s in sorted(_SPELLINGS, key=len, reverse=True)) + r")\b"
+)
 # A jurisdiction named as the law that governs: "laws of the State of New York", "New York law",
 # "governed by ... Delaware", as against a court's seat or an address.
 _LAW_CUE = re.compile(r"\blaws?\b|\bgovern", re.I)
@@ -235,7 +240,7 @@ def jurisdictions_in(text: str) -> list[Found]:
     ("People's Republic of China", "New York")."""
     found = []
     for m in _JURISDICTION.finditer(text):
-        name = m.group(0)
+        name = _SPELLINGS[m.group(0)]
         cue = _AMBIGUOUS.get(name)
         if (
             cue is not None
@@ -250,7 +255,7 @@ def jurisdictions_in(text: str) -> list[Found]:
 # "a corporation organized (and existing) under the laws of Delaware": where a party is
 # incorporated, not the law the agreement chooses.
 _INCORPORATED = re.compile(
-    r"(?:organi[sz]ed|incorporated|existing|formed|registered|chartered|established)\b[^.;]{0,40}?"
+    r"\b(?:organi[sz]ed|incorporated|existing|formed|registered|chartered|established)\b[^.;]{0,40}?"
     r"\blaws?\s+of\s+(?:the\s+)?(?:(?:state|commonwealth|province|republic|kingdom)\s+of\s+)?$",
     re.I,
 )

@@ -69,6 +69,36 @@ def test_the_governing_law_not_the_courts_seat():
     )
 
 
+def test_the_governing_law_another_passage_names_is_stated_with_its_sentence_first():
+    forum = source("5", "Any lawsuit may be brought in the courts of the Commonwealth of Massachusetts.", 8)
+    found = opening("What law governs this agreement?", [Quote(forum, forum.text)], [forum, *PASSAGES])
+    assert found.sentence == "The laws of Massachusetts govern [3]."
+    assert found.leads and found.added[0].source.citation_id == "3"
+    assert found.added[0].text.startswith("This Agreement shall be governed by the laws of")
+
+
+def test_no_governing_law_is_said_only_where_no_passage_chooses_one():
+    incorporated = source(
+        "6", "Each party is a corporation organized under the laws of its state of incorporation.", 2
+    )
+    found = opening(
+        "What law governs this agreement?", [Quote(incorporated, incorporated.text)], [incorporated]
+    )
+    assert found.sentence.startswith("No governing-law clause was found") and not found.states_value
+    # A choice of law that names no place is a clause: the quotes answer, no "No".
+    unnamed = source(
+        "7", "This Agreement is governed by the laws of the country where the Seller resides.", 9
+    )
+    assert (
+        opening(
+            "What law governs this agreement?",
+            [Quote(incorporated, incorporated.text)],
+            [incorporated, unnamed],
+        )
+        is None
+    )
+
+
 def test_amounts_and_redacted_values():
     assert first("What is the monthly fee?", PASSAGES[3]).sentence == "$5,000 [4]."
     assert first("What royalty rate does the licensee pay?", PASSAGES[3]).sentence == (
@@ -385,3 +415,21 @@ def test_a_passage_dating_the_agreement_in_words_wins_over_a_signature_date():
         "What is the date of this agreement?", [Quote(commenced, commenced.text)], [signed, commenced]
     )
     assert found.sentence == "1 June 1998 [2]."
+
+
+def test_a_cover_pages_date_dates_the_agreement_and_its_label_the_effective_date():
+    letter = "AGENCY AGREEMENT\n\nMay 14, 2014\n\nKeefe, Bruyette & Woods, Inc.\n\nLadies and Gentlemen:"
+    assert anchors(letter)[AGREEMENT].value == date(2014, 5, 14)  # a letter's date, alone on its line
+    assert anchors(letter, opening=False) == {}  # only the document's opening is a cover page
+    assert anchors("Source: ALFA CORP., 8-K, 12/27/2019\n\nThe parties agree as follows.") == {}
+    cover = "OUTSOURCING AGREEMENT\n\nBETWEEN IBM AND MSL\n\nEFFECTIVE DATE\n\n    JUNE 1, 1998\n\n1. Scope"
+    assert anchors(cover)[EFFECTIVE].value == date(1998, 6, 1)
+
+
+def test_an_agreement_dated_only_by_its_effective_date_is_said_to_be_that_date():
+    preamble = source("1", "This Agreement is entered into as of the Effective Date (as defined below).", 1)
+    defined = source("2", '"Effective Date" shall mean December 5, 2014.', 3)
+    found = opening(
+        "What is the date of this agreement?", [Quote(preamble, preamble.text)], [preamble, defined]
+    )
+    assert found.sentence == "5 December 2014 (the Effective Date) [2]."

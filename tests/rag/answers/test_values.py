@@ -60,6 +60,20 @@ def test_the_governing_jurisdiction_is_the_one_the_law_is_of_not_the_courts_seat
     assert governing_jurisdiction("Acme Inc., a corporation organized under the laws of Ohio") is None
 
 
+def test_a_governing_law_clause_in_capitals_or_performed_and_enforced_is_read():
+    caps = "THIS AGREEMENT SHALL BE GOVERNED BY THE INTERNAL LAWS OF THE COMMONWEALTH OF PENNSYLVANIA."
+    assert governing_jurisdiction(caps).value == "Pennsylvania"
+    assert governing_jurisdiction("CONTROLLED BY THE LAWS OF THE STATE OF NEW YORK").value == "New York"
+    # "performed" is no "formed under the laws of" (where a party is incorporated).
+    performed = (
+        "shall be governed, construed, performed, and enforced in accordance with the laws of the State of "
+        "California."
+    )
+    assert governing_jurisdiction(performed).value == "California"
+    # A name in lower case is a word, not a place.
+    assert governing_jurisdiction("governed by the law of supply of turkey and chile") is None
+
+
 def test_washington_is_a_state_only_when_the_text_says_so():
     assert jurisdictions_in("a meeting in Washington, D.C.") == []
     assert [f.value for f in jurisdictions_in("the laws of the State of Washington")] == ["Washington"]
