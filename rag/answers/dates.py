@@ -115,6 +115,8 @@ def _agreement_date(text: str, *, opening: bool, signatures: bool = True) -> Anc
             before = text[max(0, found.start - 80) : found.start]
             if _signature_date(text, found):
                 continue  # a short contract's signatures: the last one dates it (below)
+            if _EFFECTIVE_LABEL.search(before):
+                continue  # a cover page's "EFFECTIVE DATE": when it takes effect, not when it was made
             if _DATED.search(before) or _DATE_LABEL.search(before) or _on_its_own_line(text, found):
                 return Anchor(AGREEMENT, found.value, found.start, found.end)
     # Dated nowhere else: the signatures' date (the last, when the parties signed on different days:

@@ -103,6 +103,9 @@ class QueryContext:
     # Prompt
     context: BuiltContext | None = None
     citation_style: str | None = None
+    # Agentic mode's model cites [doc_42] because the spec asks it to, not because the request did:
+    # the reader still gets [1], [2] (rag.pipeline.numbering).
+    ids_for_model_only: bool = False
     strictness: str | None = None
     follow_up_count: int | None = None
     prompt: RenderedPrompt | None = None

@@ -20,6 +20,7 @@ from django.utils import timezone
 from rag.llm.base import configured_model
 from rag.retrieval.ambiguity import MAX_CANDIDATES
 
+from . import numbering
 from .context import QueryContext
 from .context_builder import ContextEntry
 from .stages.answer import confidence_of
@@ -55,10 +56,21 @@ def answer_result(ctx: QueryContext) -> dict:
                 continue
             seen.add(citation.source.citation_id)
             citations.append(_citation(entries[citation.source.citation_id], citation.snippet))
+    answer = None if not_found else processed.answer
+    shown: dict[str, str] = {}
+    if answer is not None and _numbered_for_reader(ctx):
+        token_ids = {token: token for token in entries} | {
+            c.token: c.source.citation_id for c in processed.citations
+        }
+        shown = numbering.numbers(answer, token_ids, [c["citation_id"] for c in citations], list(entries))
+        answer = numbering.renumbered(answer, token_ids, shown)
+        for citation in citations:
+            citation["citation_id"] = shown[citation["citation_id"]]
+        citations.sort(key=lambda c: int(c["citation_id"]))
     clarification = ctx.agent.clarification if ctx.agent else None
     ambiguous = ambiguity_clarification(ctx)
     result = {
-        "answer": None if not_found else processed.answer,
+        "answer": answer,
         "message": _not_found_message(ctx, clarification, ambiguous) if not_found else None,
         "citations": citations,
         "follow_up_questions": [] if not_found else list(processed.follow_ups),
@@ -75,7 +87,25 @@ def answer_result(ctx: QueryContext) -> dict:
         result["agent"] = ctx.agent.as_dict()
     if ctx.reasoning is not None:  # chain of thought: the sub-questions (and steps, on request)
         result["reasoning"] = ctx.reasoning.as_dict(show_steps=ctx.config.show_cot_steps)
+        if shown:
+            _renumber_steps(result["reasoning"], shown)
     return result
+
+
+def _numbered_for_reader(ctx: QueryContext) -> bool:
+    """Whether the answer's citations are renumbered in order of appearance (rag.pipeline.numbering):
+    unless the request or the firm's template asked for document ids themselves."""
+    return ctx.citation_style != "bracketed_ids" or ctx.ids_for_model_only
+
+
+def _renumber_steps(reasoning: dict, shown: dict[str, str]) -> None:
+    """Each chain-of-thought step's answer, citations and sources in the answer's numbers."""
+    identity = {token: token for token in shown}
+    for step in reasoning.get("steps", ()):
+        if step["intermediate_answer"]:
+            step["intermediate_answer"] = numbering.renumbered(step["intermediate_answer"], identity, shown)
+        step["citations"] = [shown.get(token, token) for token in step["citations"]]
+        step["sources"] = [shown.get(token, token) for token in step["sources"]]
 
 
 def _not_found_message(ctx: QueryContext, clarification, ambiguous: dict | None) -> str:

@@ -28,6 +28,7 @@ class AgentSearchStage:
         config = ctx.config
         if config.citation_style is None:  # the spec's compose cites [doc_id]
             ctx.config = dataclasses.replace(config, citation_style="bracketed_ids")
+            ctx.ids_for_model_only = True
         version = ctx.index_version
         if version is None:  # as rag.retrieval.search does: the routing profiles are cached per version
             version = selectors.index_version_get(tenant=ctx.tenant)

@@ -424,6 +424,7 @@ def test_a_cover_pages_date_dates_the_agreement_and_its_label_the_effective_date
     assert anchors("Source: ALFA CORP., 8-K, 12/27/2019\n\nThe parties agree as follows.") == {}
     cover = "OUTSOURCING AGREEMENT\n\nBETWEEN IBM AND MSL\n\nEFFECTIVE DATE\n\n    JUNE 1, 1998\n\n1. Scope"
     assert anchors(cover)[EFFECTIVE].value == date(1998, 6, 1)
+    assert AGREEMENT not in anchors(cover)  # the date it takes effect is not the date it was made
 
 
 def test_an_agreement_dated_only_by_its_effective_date_is_said_to_be_that_date():

@@ -1,0 +1,40 @@
+"""Citation numbers in the order a reader meets them: [1], [2], [3].
+
+The context numbers its passages by rank, and an answer often cites a later one first ("10
+February 2012 [6]. … [6]; and … [1]"); agentic mode's model cites `[doc_42]` ids, as the agentic
+spec asks, which mean nothing to a lawyer. Before the result is shown, every citation the answer
+makes is renumbered by its first appearance in the answer, the passages it cites without a marker
+next, then the rest of the context (so a chain-of-thought step's sources keep a number of their
+own); the markers in the answer and in each step's answer are rewritten to match, and the
+citations are listed in that order.
+
+A request (or a firm's template) that asks for the `bracketed_ids` style keeps its ids: an
+integration reads them.
+"""
+
+from __future__ import annotations
+
+from .postprocess import MARKER, marker_tokens
+
+
+def numbers(answer: str, token_ids: dict[str, str], cited: list[str], context: list[str]) -> dict[str, str]:
+    """{context citation id: its number as shown}: the ids `answer`'s markers name (through
+    `token_ids`, each token as written → the id it resolved to) by first appearance, then the
+    rest of `cited`, then the rest of `context`."""
+    order = [token_ids[token] for token in marker_tokens(answer) if token in token_ids]
+    ordered = list(dict.fromkeys([*order, *cited, *context]))
+    return {citation_id: str(number) for number, citation_id in enumerate(ordered, start=1)}
+
+
+def renumbered(text: str, token_ids: dict[str, str], shown: dict[str, str]) -> str:
+    """`text` with each marker whose tokens all resolve written with their numbers ("[doc_42,
+    doc_7]" → "[1][2]"); any other bracket ("[sic]", "[***]") is left as it is."""
+
+    def rewrite(marker) -> str:
+        tokens = marker_tokens(marker.group(0))
+        ids = [token_ids.get(token) for token in tokens]
+        if not tokens or any(i is None or i not in shown for i in ids):
+            return marker.group(0)
+        return "".join(f"[{shown[i]}]" for i in dict.fromkeys(ids))
+
+    return MARKER.sub(rewrite, text)
