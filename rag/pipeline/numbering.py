@@ -17,6 +17,12 @@ from __future__ import annotations
 from .postprocess import MARKER, marker_tokens
 
 
+def numbered_for_reader(ctx) -> bool:
+    """Whether `ctx`'s answer gets its citations renumbered: unless the request or the firm's
+    template asked for document ids themselves."""
+    return ctx.citation_style != "bracketed_ids" or ctx.ids_for_model_only
+
+
 def numbers(answer: str, token_ids: dict[str, str], cited: list[str], context: list[str]) -> dict[str, str]:
     """{context citation id: its number as shown}: the ids `answer`'s markers name (through
     `token_ids`, each token as written → the id it resolved to) by first appearance, then the
@@ -38,3 +44,43 @@ def renumbered(text: str, token_ids: dict[str, str], shown: dict[str, str]) -> s
         return "".join(f"[{shown[i]}]" for i in dict.fromkeys(ids))
 
     return MARKER.sub(rewrite, text)
+
+
+HELD_MARKER_CHARS = 200  # an open "[" is held back this long while a marker may still close
+
+
+class StreamedNumbers:
+    """The same numbering for an answer streamed as it is written: each marker is renumbered when
+    it closes (the first met is [1]), text from an unclosed "[" is held back until it closes, so the
+    streamed text ends equal to the result's. `resolve`: a token as written → the context id it
+    names, or None."""
+
+    def __init__(self, resolve) -> None:
+        self.resolve = resolve
+        self.shown: dict[str, str] = {}
+        self.pending = ""
+
+    def feed(self, text: str) -> str:
+        """The text ready to show after `text` is appended (markers renumbered)."""
+        self.pending += text
+        cut = self.pending.rfind("[")
+        held = cut >= 0 and "]" not in self.pending[cut:] and "\n" not in self.pending[cut:]
+        if held and len(self.pending) - cut <= HELD_MARKER_CHARS:
+            ready, self.pending = self.pending[:cut], self.pending[cut:]
+        else:
+            ready, self.pending = self.pending, ""
+        return MARKER.sub(self._number, ready)
+
+    def flush(self) -> str:
+        """What is still held back, at the end of the stream."""
+        rest, self.pending = self.pending, ""
+        return MARKER.sub(self._number, rest)
+
+    def _number(self, marker) -> str:
+        tokens = marker_tokens(marker.group(0))
+        ids = [self.resolve(token) for token in tokens]
+        if not tokens or None in ids:
+            return marker.group(0)
+        for citation_id in ids:
+            self.shown.setdefault(citation_id, str(len(self.shown) + 1))
+        return "".join(f"[{self.shown[i]}]" for i in dict.fromkeys(ids))

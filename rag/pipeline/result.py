@@ -58,7 +58,7 @@ def answer_result(ctx: QueryContext) -> dict:
             citations.append(_citation(entries[citation.source.citation_id], citation.snippet))
     answer = None if not_found else processed.answer
     shown: dict[str, str] = {}
-    if answer is not None and _numbered_for_reader(ctx):
+    if answer is not None and numbering.numbered_for_reader(ctx):
         token_ids = {token: token for token in entries} | {
             c.token: c.source.citation_id for c in processed.citations
         }
@@ -90,12 +90,6 @@ def answer_result(ctx: QueryContext) -> dict:
         if shown:
             _renumber_steps(result["reasoning"], shown)
     return result
-
-
-def _numbered_for_reader(ctx: QueryContext) -> bool:
-    """Whether the answer's citations are renumbered in order of appearance (rag.pipeline.numbering):
-    unless the request or the firm's template asked for document ids themselves."""
-    return ctx.citation_style != "bracketed_ids" or ctx.ids_for_model_only
 
 
 def _renumber_steps(reasoning: dict, shown: dict[str, str]) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 
+from .numbering import StreamedNumbers
 from .postprocess import ANSWER_FIELD, json_string_prefix
 
 
@@ -53,18 +54,26 @@ class AnswerText:
         return self.raw
 
 
-def answer_deltas(chunks: Iterator[str]) -> Generator[AnswerDelta, None, object]:
+def answer_deltas(
+    chunks: Iterator[str], numbers: StreamedNumbers | None = None
+) -> Generator[AnswerDelta, None, object]:
     """`chunks` of a model's raw reply as `AnswerDelta`s of its answer text; returns what `chunks`
-    returns (the provider's `Generation`). Closing this generator closes `chunks`, so a client that
-    goes away stops the provider's stream: no further tokens are pulled."""
+    returns (the provider's `Generation`). `numbers`: the citation markers renumbered as the
+    result's will be (rag.pipeline.numbering). Closing this generator closes `chunks`, so a client
+    that goes away stops the provider's stream: no further tokens are pulled."""
     text = AnswerText()
     try:
         while True:
             try:
                 chunk = next(chunks)
             except StopIteration as finished:
+                rest = numbers.flush() if numbers is not None else ""
+                if rest:
+                    yield AnswerDelta(rest)
                 return finished.value
             delta = text.feed(chunk)
+            if delta and numbers is not None:
+                delta = numbers.feed(delta)
             if delta:
                 yield AnswerDelta(delta)
     finally:

@@ -10,6 +10,8 @@ from rag.llm.base import Generation, GenerationRequest, Source, generate_streame
 from templates_admin.rendering import RenderedPrompt
 
 from ..context import QueryContext
+from ..numbering import StreamedNumbers, numbered_for_reader
+from ..postprocess import resolve
 from ..review_prompt import comparison, listing
 from ..streaming import GenerationStarted, answer_deltas
 
@@ -77,7 +79,7 @@ class GenerateStage:
         provider writes it; the generation is recorded once the reply is complete."""
         yield GenerationStarted()
         chunks = generate_streamed(get_provider(), _request(ctx, ctx.prompt))
-        generation = yield from answer_deltas(chunks)
+        generation = yield from answer_deltas(chunks, _streamed_numbers(ctx))
         ctx.generations.append(generation)
         return self._noted(ctx, generation)
 
@@ -104,3 +106,16 @@ def _evidence(ctx: QueryContext) -> tuple[str, ...]:
     """The citation ids of the passages a clause review added as its evidence (stages.evidence)."""
     added = {id(passage) for passage in ctx.evidence_passages}  # these objects, not equal ones
     return tuple(e.source.citation_id for e in ctx.context.entries if id(e.passage) in added)
+
+
+def _streamed_numbers(ctx: QueryContext) -> StreamedNumbers | None:
+    """The draft's citation markers numbered as the result's will be, where they are renumbered."""
+    if not numbered_for_reader(ctx) or ctx.context is None:
+        return None
+    sources = [entry.source for entry in ctx.context.entries]
+
+    def context_id(token: str) -> str | None:
+        source = resolve(token, sources)
+        return source.citation_id if source is not None else None
+
+    return StreamedNumbers(context_id)

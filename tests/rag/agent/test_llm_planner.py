@@ -251,7 +251,8 @@ def test_the_agentic_pipeline_plans_with_claude(tenant, corpus, contracts, claud
     agent = result["agent"]
     assert agent["planner"] == "llm" and agent["stopped"] == "enough"
     assert [e["doc_id"] for e in agent["evidence"]] == [doc_id_of(contracts[2023].pk)]
-    assert result["answer"] and f"[doc_{contracts[2023].pk}]" in result["answer"]
+    assert result["answer"] and "[1]" in result["answer"] and "[doc_" not in result["answer"]
+    assert result["citations"][0]["doc_id"] == doc_id_of(contracts[2023].pk)
     assert result["clarification"] is None
     # Claude's four planning calls are paid for: counted beside the (extractive) answer's call.
     provenance = result["provenance"]

@@ -1,7 +1,7 @@
 """Citation numbers run 1, 2, 3 in the order the reader meets them, whatever the context's order
 or the model's ids."""
 
-from rag.pipeline.numbering import numbers, renumbered
+from rag.pipeline.numbering import StreamedNumbers, numbers, renumbered
 
 
 def test_markers_are_numbered_by_first_appearance_then_the_rest_of_the_context():
@@ -29,3 +29,16 @@ def test_document_ids_and_names_become_numbers_and_other_brackets_stay():
 def test_a_citation_without_a_marker_follows_those_with_one():
     shown = numbers("Yes [2].", {"2": "2", "5": "5"}, cited=["5", "2"], context=["2", "5"])
     assert shown == {"2": "1", "5": "2"}
+
+
+def test_a_streamed_answer_is_numbered_as_its_markers_close_and_ends_as_the_result():
+    ids = {"6": "6", "1": "1", "doc_42": "doc_42"}
+    streamed = StreamedNumbers(ids.get)
+    chunks = ["10 February 2012 [", "6]. The fee is [***", "] and [doc_", "42, 1]; also [6", "]"]
+    text = "".join(streamed.feed(chunk) for chunk in chunks) + streamed.flush()
+    whole = "".join(chunks)
+    assert text == renumbered(whole, ids, numbers(whole, ids, cited=[], context=["1", "6", "doc_42"]))
+    assert text == "10 February 2012 [1]. The fee is [***] and [2][3]; also [1]"
+    # Nothing is shown from an open "[" until it closes; a bracket never closed is shown at the end.
+    held = StreamedNumbers(ids.get)
+    assert held.feed("Yes [") == "Yes " and held.flush() == "["

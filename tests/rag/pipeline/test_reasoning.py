@@ -360,12 +360,11 @@ def test_agentic_mode_reasons_over_the_agents_evidence(tenant, corpus):
     assert result["reasoning"]["steps_answered"] == 2
     # The parts keep to the documents of the agent's evidence (the constraints it applied).
     evidence = {item["doc_id"] for item in result["agent"]["evidence"]}
+    cited = {c["citation_id"]: c["doc_id"] for c in result["citations"]}
     for step in result["reasoning"]["steps"]:
-        assert (
-            step["sources"]
-            and {token.rsplit("_", 1)[0] if token.count("_") > 1 else token for token in step["sources"]}
-            <= evidence
-        )
+        # Each step's citations are the answer's numbers, each a passage of the agent's evidence.
+        assert step["citations"] and {cited[token] for token in step["citations"]} <= evidence
+        assert step["sources"] and all(token.isdigit() for token in step["sources"])
     assert {citation["document_id"] for citation in result["citations"]} == {
         corpus["msa"].pk,
         corpus["lease"].pk,
