@@ -248,7 +248,9 @@ def answer(
     found = [s for s in sources if s.citation_id not in evidence]
     windows = [s for s in found if s.answer_score is not None and s.focus.strip() and _readable(s)]
     if windows:
-        reply = _from_windows(question, windows, follow_up_count, each_document=each_document, style=style)
+        reply = _from_windows(
+            question, windows, follow_up_count, each_document=each_document, style=style, others=found
+        )
     else:
         reply = _from_sentences(question, found, follow_up_count, style=style)
     if evidence and not style.one_sentence:
@@ -446,8 +448,11 @@ def _from_windows(
     *,
     each_document: tuple[int, ...],
     style: ReplyStyle,
+    others: list[Source] = (),
 ) -> dict:
-    """The reply quoting the cross-encoder's best answer windows (see the module docstring)."""
+    """The reply quoting the cross-encoder's best answer windows (see the module docstring);
+    `others`: every source, windows or not (agentic evidence has none), where the opening sentence
+    may find the preamble that dates the agreement."""
     # The first passage's document is the one answering (the ranking weighed how well each document
     # is the one the question names); its best window leads, and more quotes come from it only,
     # best first: a question about one contract is never answered with another's clause.
@@ -479,7 +484,7 @@ def _from_windows(
             quotes.append(_Sentence(source, text, frozenset(), len(quotes)))
     if not quotes:
         return {"answer": I_DONT_KNOW, "citations": [], "follow_ups": [], "confidence": 0.0, "disclaimer": ""}
-    first, quotes = _with_opening(question, quotes, sources)
+    first, quotes = _with_opening(question, quotes, list(dict.fromkeys([*sources, *others])))
     return {
         "answer": f"{first} {_grouped(quotes)}".strip(),
         "citations": [

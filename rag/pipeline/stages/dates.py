@@ -43,7 +43,10 @@ class DocumentDatesStage:
         if not passages:
             return ctx
         document = passages[0].document_id
-        added, dated = _dating_passages(ctx, document, have={p.chunk_id for p in passages})
+        # A passage already in the context counts only where its text holds the date: agentic
+        # mode's evidence is cut around the window the agent searched for, not the preamble's date.
+        have = [(p.char_start, p.char_end) for p in passages if p.document_id == document]
+        added, dated = _dating_passages(ctx, document, have=have)
         ctx.dated = dated and asked.event in (SIGNED, EFFECTIVE)
         ctx.note(self.name, added=len(added), dated=ctx.dated)
         if added:
@@ -51,15 +54,18 @@ class DocumentDatesStage:
         return ctx
 
 
-def _dating_passages(ctx: QueryContext, document: int, *, have: set[int]) -> tuple[list, bool]:
-    """The passages of `document` that hold its agreement date and Effective Date, not in `have`,
-    and whether the document dates itself at all."""
+def _dating_passages(ctx: QueryContext, document: int, *, have: list[tuple[int, int]]) -> tuple[list, bool]:
+    """The passages of `document` that hold its agreement date and Effective Date where none of
+    the spans `have` (the context's passages of it) holds the date, and whether the document dates
+    itself at all."""
     text = owned_list(Document, tenant=ctx.tenant).filter(pk=document).values_list("text", flat=True).first()
     if not text:
         return [], False
     dates = anchors(text)
-    chosen, seen = [], set(have)
+    chosen, seen = [], set()
     for anchor in dates.values():
+        if any(start <= anchor.start and anchor.end <= end for start, end in have):
+            continue
         chunk = (
             owned_list(Chunk, tenant=ctx.tenant)
             .filter(document_id=document, char_start__lte=anchor.start, char_end__gte=anchor.end)

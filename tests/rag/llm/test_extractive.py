@@ -120,3 +120,28 @@ def test_unknown_provider_is_a_configuration_error(settings):
     with pytest.raises(ConfigurationError) as caught:
         get_provider()
     assert caught.value.status_code == 503 and "RAG_LLM_PROVIDER" in caught.value.details
+
+
+def test_the_date_is_stated_from_a_preamble_passage_that_is_no_answer_window():
+    # Agentic evidence: the preamble comes as a plain passage (no window scored), the clause as one.
+    preamble = Source(
+        citation_id="doc_7_2",
+        document_id=7,
+        title="Alfa Supply",
+        page=1,
+        chunk_number=1,
+        text="SUPPLY AGREEMENT\n\nThis Supply Agreement is made as of the 31st day of October, 2019 by Alfa.",
+    )
+    clause = Source(
+        citation_id="doc_7",
+        document_id=7,
+        title="Alfa Supply",
+        page=4,
+        chunk_number=9,
+        text="No amendment is valid unless signed by both parties.",
+        answer_score=0.07,
+        focus="No amendment is valid unless signed by both parties.",
+    )
+    reply = answer("When was this agreement signed?", [clause, preamble])
+    assert reply["answer"].startswith("31 October 2019 [doc_7_2].")
+    assert reply["citations"][0]["id"] == "doc_7_2"
