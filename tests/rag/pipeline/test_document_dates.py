@@ -142,4 +142,3 @@ def test_an_effective_date_question_about_a_document_that_only_dates_itself_gets
     assert ctx.stage_metadata["document_dates"]["dated"] is True
     unrelated = ask(tenant, document, "When does the initial term end?")
     assert unrelated.stage_metadata["document_dates"]["dated"] is False  # an end date is not the preamble's
-
