@@ -31,6 +31,7 @@ from .dates import (
     term_end,
 )
 from .values import (
+    PERIODIC,
     Found,
     amounts_in,
     blank_dates_in,
@@ -449,6 +450,8 @@ def _role(asked: kinds.Asked) -> str:
 def _role_score(text: str, value: Found, role: str) -> tuple[int, int]:
     """How surely `value` is the `role` period: its role's words near it, less other roles' words
     beside it; then nearness."""
+    if PERIODIC.search(text, value.start, value.end):  # "year to year", "annual periods": a renewal's
+        return (2 if role == "renewal" else -1), 0
     around = text[max(0, value.start - NEAR) : value.end + NEAR]
     beside = text[max(0, value.start - BESIDE) : value.end + BESIDE]
     score = len(ROLES[role].findall(around))

@@ -142,7 +142,8 @@ _NUMBER_WORD = (
 )
 DURATION = re.compile(
     rf"\b(?:(?P<word>{_NUMBER_WORD}|an?)\s*(?:\(\s*(?P<paren>\d{{1,4}})\s*\))?|(?P<num>\d{{1,4}}(?:\.\d+)?))"
-    r"[\s-]*(?:\(\s*\d{1,4}\s*\)[\s-]*)?(?:(?:calendar|business|working|consecutive|full)\s+){0,2}"
+    r"[\s-]*(?:\(\s*\d{1,4}\s*\)[\s-]*)?"
+    r"(?:(?:calendar|business|working|consecutive|full|additional|further|successive|subsequent)\s+){0,2}"
     r"(?P<unit>day|week|month|quarter|year)s?\b",
     re.I,
 )
@@ -180,16 +181,32 @@ def lengths_in(text: str) -> list[tuple[float, str]]:
     return [length for m in DURATION.finditer(text) if (length := length_of(m)) is not None]
 
 
+# A period written without a number: "continue on a year to year basis", "month-to-month",
+# "for successive annual periods".
+PERIODIC = re.compile(
+    r"\b(?P<unit>year|month)[\s-]+to[\s-]+(?:year|month)\b|\bannual(?=\s+(?:periods?|terms?|renewals?|basis)\b)",
+    re.I,
+)
+
+
 def durations_in(text: str) -> list[Found]:
-    """The durations written in `text` ("five (5) years", "90 days", "one-year", "a month"), in
-    order: value is the length in days (a month 30, a year 365); text names the number and unit."""
+    """The durations written in `text` ("five (5) years", "90 days", "one-year", "a month", "an
+    additional year", "year to year"), in order: value is the length in days (a month 30, a year
+    365); text names the number and unit."""
     found = []
     for m in DURATION.finditer(text):
         length = length_of(m)
         if length is not None:
             n, unit = length
             found.append(Found(n * _UNITS[unit], m.start(), m.end(), _duration_words(n, unit)))
-    return found
+    for m in PERIODIC.finditer(text):
+        unit = (m["unit"] or "year").lower()
+        # "a month-to-month basis": one period, from "a" to its end ("a month" alone is no renewal's)
+        inside = [f for f in found if f.start < m.end() and m.start() < f.end]
+        found = [f for f in found if f not in inside]
+        start = min([m.start(), *(f.start for f in inside)])
+        found.append(Found(_UNITS[unit], start, m.end(), _duration_words(1, unit)))
+    return sorted(found, key=lambda f: f.start)
 
 
 def _duration_words(n: float, unit: str) -> str:

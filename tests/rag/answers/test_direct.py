@@ -434,3 +434,22 @@ def test_an_agreement_dated_only_by_its_effective_date_is_said_to_be_that_date()
         "What is the date of this agreement?", [Quote(preamble, preamble.text)], [preamble, defined]
     )
     assert found.sentence == "5 December 2014 (the Effective Date) [2]."
+
+
+def test_a_renewal_period_written_without_a_number_is_stated():
+    yearly = source(
+        "1",
+        "B. Unless either party gives written notice to terminate this Agreement at least six (6) months "
+        "prior to the end of said Initial Term, this Agreement shall continue on a year to year basis.",
+        4,
+    )
+    assert first("Does the agreement renew, and for how long?", yearly).sentence == "1 year [1]."
+    assert first("What's the notice period for non-renewal?", yearly).sentence == "6 months [1]."
+    annual = source(
+        "2",
+        "This Agreement shall continue in effect for two years from the date hereof, and thereafter shall "
+        "continue automatically for successive annual periods.",
+        4,
+    )
+    assert first("How long is the renewal term?", annual).sentence == "1 year [2]."
+    assert first("How long is the initial term?", annual).sentence == "2 years [2]."

@@ -89,3 +89,13 @@ def test_amounts_percentages_and_redactions():
     assert [f.value for f in amounts_in(text)] == ["US$5,000", "EUR 1.2 million", "250 dollars"]
     assert [f.value for f in percents_in(text)] == ["7.5%"]
     assert [f.text for f in redactions_in(text)] == ["[***]"]
+
+
+def test_periods_written_without_a_number():
+    assert [f.text for f in durations_in("renewed for an additional year within 30 days")] == [
+        "1 year",
+        "30 days",
+    ]
+    assert [f.text for f in durations_in("continue on a month-to-month basis")] == ["1 month"]
+    assert [f.text for f in durations_in("for successive annual periods")] == ["1 year"]
+    assert durations_in("an annual fee of $5,000 and the annual report") == []
