@@ -117,6 +117,7 @@ class AnthropicProvider:
         pieces: list[str] = []
         seen: dict = {}
         reply = cited.CitedReply(request.sources) if request.sources_attached else None
+        draft = cited.Draft() if reply is not None else None
         with self._translated_errors():
             events = self._client.messages.create(**self._params(request), stream=True)
         try:
@@ -125,7 +126,11 @@ class AnthropicProvider:
                     text = _read_event(event, seen, reply)
                     if text:
                         pieces.append(text)
-                        yield text
+                        shown = draft.feed(text) if draft is not None else text
+                        if shown:
+                            yield shown
+            if draft is not None and (rest := draft.flush()):
+                yield rest
         finally:
             events.close()
         if not seen.get("stopped"):

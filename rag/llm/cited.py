@@ -133,6 +133,42 @@ class CitedReply:
         return json.dumps(reply)
 
 
+class Draft:
+    """What a streamed cited reply shows while Claude writes: its text up to the closing
+    "Follow-up questions:" block (the final answer moves those to its follow-ups), holding back
+    any tail that may be the start of that heading."""
+
+    def __init__(self) -> None:
+        self.pending = ""
+        self.closed = False
+
+    def feed(self, text: str) -> str:
+        """The text to show after `text` is written."""
+        if self.closed:
+            return ""
+        self.pending += text
+        at = self.pending.find(FOLLOW_UPS_HEADING)
+        if at >= 0:
+            self.closed = True
+            ready, self.pending = self.pending[:at].rstrip(), ""
+            return ready
+        keep = next(
+            (n for n in range(min(len(FOLLOW_UPS_HEADING) - 1, len(self.pending)), 0, -1)
+             if FOLLOW_UPS_HEADING.startswith(self.pending[-n:])),
+            0,
+        )  # fmt: skip
+        ready, self.pending = (
+            self.pending[: len(self.pending) - keep],
+            self.pending[len(self.pending) - keep :],
+        )
+        return ready
+
+    def flush(self) -> str:
+        """What is still held back when the reply ends."""
+        rest, self.pending = ("" if self.closed else self.pending), ""
+        return rest
+
+
 def _follow_ups(text: str) -> tuple[str, list[str]]:
     """`text` without its closing "Follow-up questions:" lines, and those questions."""
     head, found, tail = text.rpartition(FOLLOW_UPS_HEADING)

@@ -11,7 +11,7 @@ import pytest
 
 from rag.llm import GenerationRequest, Source
 from rag.llm.anthropic import AnthropicProvider
-from rag.llm.cited import search_result_blocks, sentences
+from rag.llm.cited import Draft, search_result_blocks, sentences
 from rag.pipeline.run import run_query
 from tests.rag.llm.conftest import Received, Reply, message_events
 from tests.rag.llm.fake_claude import API_KEY, MODEL, refused, reply
@@ -137,7 +137,22 @@ def test_a_streamed_reply_shows_the_markers_as_each_block_ends_and_ends_as_the_s
             generation = done.value
             break
     assert "".join(pieces).startswith("No. Acme needs Globex's prior written consent to assign it [1], and")
-    assert json.loads(generation.text) == json.loads(AnthropicProvider().generate(REQUEST).text)
+    final = json.loads(generation.text)
+    assert final == json.loads(AnthropicProvider().generate(REQUEST).text)
+    # The draft shows the answer, not the follow-up questions the final answer lists apart.
+    assert "Follow-up" not in "".join(pieces) and final["follow_ups"]
+    assert "".join(pieces).rstrip() == final["answer"].rstrip()
+
+
+def test_the_draft_holds_back_what_may_start_the_follow_up_heading():
+    draft = Draft()
+    shown = [draft.feed(piece) for piece in ("It may be assigned [1]. Foll", "ow-up ques", "tions:\n- Why?")]
+    assert "".join(shown).rstrip() == "It may be assigned [1]." and draft.flush() == ""
+    plain = Draft()
+    assert (
+        plain.feed("Rent is due. Fol") == "Rent is due. "
+        and plain.feed("lowing that, …") == "Following that, …"
+    )
 
 
 def test_a_citation_of_no_passage_sent_is_left_out(api):
