@@ -16,6 +16,7 @@ DATE = "date"
 DURATION = "duration"
 AMOUNT = "amount"
 PERCENT = "percent"
+PARTIES = "parties"
 
 # Which date a date question asks for.
 SIGNED = "signed"
@@ -60,6 +61,14 @@ _HOW_MUCH = re.compile(
     r"\b(?:what|which)\s+(?:is|are|was)\s+the\s+(?:\w+\s+){0,3}"
     r"(?:fee|fees|price|cost|costs|amount|payment|compensation|salary|cap|consideration|deposit|penalty)\b|"
     r"\bdollar\s+amount\b",
+    re.I,
+)
+# "Who are the parties?", "Between whom is this agreement?", "Which companies signed it?"
+_PARTIES = re.compile(
+    r"\bwho\s+(?:are|were)\s+(?:the\s+)?(?:parties|signatories|contracting\s+parties)\b|\bbetween\s+whom\b|"
+    r"\b(?:which|what)\s+(?:parties|companies|entities)\s+(?:entered|signed|are\s+part(?:y|ies)\s+to)\b|"
+    r"\bwho\s+(?:signed|entered\s+into)\s+(?:this|the)\b|\bwho\s+is\s+(?:this|the)\s+(?:\w+\s+)?(?:agreement|contract)\s+"
+    r"(?:between|with)\b|\b(?:name|identify|list)\s+the\s+parties\b|^\s*(?:the\s+)?parties\W*$",
     re.I,
 )
 _PERCENT = re.compile(r"\bpercent(?:age)?\b|\b(?:what|which)\s+(?:\w+\s+){0,2}rates?\b", re.I)
@@ -157,6 +166,8 @@ def asked_value(question: str) -> Asked | None:
     if not text:
         return None
     cues = _content_stems(text)
+    if _PARTIES.search(text):
+        return Asked(PARTIES, cues=cues, words=cues)
     if _LAW.search(text):
         return Asked(JURISDICTION, cues=cues + KIND_CUES[JURISDICTION], words=cues)
     if _HOW_LONG.search(text):

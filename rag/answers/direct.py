@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
+from rag.ingest.titles.parties import find_parties
 from rag.retrieval import snippets
 
 from . import asked as kinds
@@ -30,6 +31,7 @@ from .dates import (
     readable,
     term_end,
 )
+from .parties import parties_span
 from .values import (
     PERIODIC,
     Found,
@@ -136,6 +138,8 @@ def _stated(asked: kinds.Asked, quotes: list[Quote], sources: list[Passage]) -> 
         return _jurisdiction(quotes, same)
     if asked.kind == kinds.DATE:
         return _date(asked, quotes, same)
+    if asked.kind == kinds.PARTIES:
+        return _parties(same)
     finder = {kinds.DURATION: durations_in, kinds.AMOUNT: amounts_in, kinds.PERCENT: percents_in}[asked.kind]
     found = _nearest(asked, quotes, finder)
     if found is not None:
@@ -146,6 +150,28 @@ def _stated(asked: kinds.Asked, quotes: list[Quote], sources: list[Passage]) -> 
             f"No fixed end: it runs until terminated [{quotes[0].source.citation_id}].", states_value=False
         )
     return _withheld(asked, quotes)
+
+
+def _parties(same: list[Passage]) -> Opening | None:
+    """The parties the preamble names ("Alfa Aesar and Hydraspin [2]."), its sentence quoted first;
+    None when no passage of the document holds a preamble naming two or more."""
+    ordered = sorted(same, key=lambda s: getattr(s, "chunk_number", None) not in (1, None))
+    for source in ordered:
+        span = parties_span(source.text)
+        if span is None:
+            continue
+        sentence = " ".join(source.text[span[0] : span[1]].split())
+        names = find_parties(sentence, {})
+        if len(names) < 2:
+            continue
+        listed = ", ".join(names[:-1]) + (f" {names[-1]}" if names[-1] == "et al." else f" and {names[-1]}")
+        quote = (
+            sentence
+            if len(sentence) <= MAX_VALUE_QUOTE
+            else sentence[:MAX_VALUE_QUOTE].rsplit(" ", 1)[0] + " …"
+        )
+        return Opening(f"{listed} [{source.citation_id}].", (Quote(source, quote),), leads=True)
+    return None
 
 
 def _jurisdiction(quotes: list[Quote], same: list[Passage]) -> Opening | None:

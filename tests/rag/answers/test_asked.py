@@ -11,6 +11,7 @@ from rag.answers.asked import (
     EFFECTIVE,
     ENDS,
     JURISDICTION,
+    PARTIES,
     PERCENT,
     SIGNED,
     asked_value,
@@ -124,3 +125,21 @@ def test_a_found_clause_that_negates_the_asked_qualifier_opens_no():
         ExtractiveProvider().generate(GenerationRequest(question="Is a license granted?", **asked)).text
     )
     assert reply["answer"].startswith("Yes. Wireless Content License states:")
+
+
+def test_a_question_about_who_the_parties_are_asks_for_the_parties():
+    for question in (
+        "Who are the parties to this agreement?",
+        "Between whom is the supply contract?",
+        "Which companies signed the Hydraspin agreement?",
+        "Who is this agreement between?",
+    ):
+        assert asked_value(question).kind == PARTIES, question
+    for question in (
+        "Are the parties allowed to assign this agreement?",
+        "Who owns the IP developed under the contract?",
+        "Can someone who isn't a party enforce this contract?",
+        "Which parties are bound by the non-compete?",
+    ):
+        found = asked_value(question)
+        assert found is None or found.kind != PARTIES, question

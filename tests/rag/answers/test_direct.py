@@ -453,3 +453,12 @@ def test_a_renewal_period_written_without_a_number_is_stated():
     )
     assert first("How long is the renewal term?", annual).sentence == "1 year [2]."
     assert first("How long is the initial term?", annual).sentence == "2 years [2]."
+
+
+def test_the_parties_are_named_from_the_preamble_and_its_sentence_quoted_first():
+    found = first("Who are the parties to this agreement?", PASSAGES[0])
+    assert found.sentence == "Alfa and Aesar [2]."
+    assert found.leads and found.added[0].text.startswith("THIS SERVICES AGREEMENT is made as of")
+    assert first("Between whom is this contract?", PASSAGES[0]).sentence == "Alfa and Aesar [2]."
+    # No preamble among the passages: nothing is stated.
+    assert opening("Who are the parties?", [Quote(PASSAGES[0], TERM)], [PASSAGES[0]]) is None

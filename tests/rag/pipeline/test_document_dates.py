@@ -142,3 +142,15 @@ def test_an_effective_date_question_about_a_document_that_only_dates_itself_gets
     assert ctx.stage_metadata["document_dates"]["dated"] is True
     unrelated = ask(tenant, document, "When does the initial term end?")
     assert unrelated.stage_metadata["document_dates"]["dated"] is False  # an end date is not the preamble's
+
+
+@pytest.mark.django_db
+def test_who_the_parties_are_is_answered_from_the_preamble_in_every_mode(tenant, case, ingest_text):
+    document = ingest_text(
+        case, CONTRACT, filename="alfa-hydraspin-supply.txt", title="Alfa Hydraspin Supply"
+    )
+    for options in ({"top_k": 1}, {"agentic": True}):
+        ctx = ask(tenant, document, "Who are the parties to this agreement?", **options)
+        answer, citations = ctx.result["answer"], ctx.result["citations"]
+        assert answer.startswith("Alfa and Hydraspin [1]."), options
+        assert "by and between Alfa Aesar Corp." in cited_text(document, citations[0])
