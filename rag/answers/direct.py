@@ -141,11 +141,14 @@ def _stated(asked: kinds.Asked, quotes: list[Quote], sources: list[Passage]) -> 
     if asked.kind == kinds.PARTIES:
         return _parties(same)
     finder = {kinds.DURATION: durations_in, kinds.AMOUNT: amounts_in, kinds.PERCENT: percents_in}[asked.kind]
-    found = _nearest(asked, quotes, finder)
+    endless = asked.kind == kinds.DURATION and _role(asked) == "term" and PERPETUAL.search(quotes[0].text)
+    # The lead quote answers first: a term it says runs until terminated is not the length of a
+    # period a later quote gives ("six (6) months from the effective date of termination").
+    found = _nearest(asked, quotes[:1] if endless else quotes, finder)
     if found is not None:
         quote, value = found
         return Opening(f"{value.text} [{quote.source.citation_id}].")
-    if asked.kind == kinds.DURATION and PERPETUAL.search(quotes[0].text):
+    if endless:
         return Opening(
             f"No fixed end: it runs until terminated [{quotes[0].source.citation_id}].", states_value=False
         )
@@ -465,12 +468,22 @@ def _nearest(asked: kinds.Asked, quotes: list[Quote], finder) -> tuple[Quote, Fo
     return None
 
 
+# A question about the agreement's own length: "How long does it last?", "What is the term?",
+# "How long is the agreement?" (no word of its own but the agreement).
+_ASKS_TERM = re.compile(r"^(?:term|last|durat|runs?$|expir|valid|initi|conti)")
+
+
 def _role(asked: kinds.Asked) -> str:
+    """Which period a duration question asks for: "notice", "renewal", "term", or "" (another
+    deadline: "How many days does the supplier have to confirm a purchase order?", read by the
+    question's own words)."""
     cues = " ".join(asked.words)
     for role in ("notice", "renewal"):
         if ROLES[role].search(cues):
             return role
-    return "term"
+    if not asked.words or any(_ASKS_TERM.match(word) for word in asked.words):
+        return "term"
+    return ""
 
 
 def _role_score(text: str, value: Found, role: str) -> tuple[int, int]:

@@ -462,3 +462,29 @@ def test_the_parties_are_named_from_the_preamble_and_its_sentence_quoted_first()
     assert first("Between whom is this contract?", PASSAGES[0]).sentence == "Alfa and Aesar [2]."
     # No preamble among the passages: nothing is stated.
     assert opening("Who are the parties?", [Quote(PASSAGES[0], TERM)], [PASSAGES[0]]) is None
+
+
+def test_a_deadline_question_reads_its_own_words_not_the_terms():
+    confirm = source(
+        "1",
+        "FCC shall promptly, but in no event later than three (3) days after the date of such purchase "
+        "order, confirm its acceptance or rejection of such purchase order by written notice.",
+        5,
+    )
+    ship = source("2", "Shipments must be made within ten (10) days for the term of each purchase order.", 6)
+    question = "How many days does the supplier have to confirm a purchase order?"
+    # The lead quote (search's best window) holds the deadline; a later one a period "for the term".
+    found = opening(question, [Quote(confirm, confirm.text), Quote(ship, ship.text)], [confirm, ship])
+    assert found.sentence == "3 days [1]."
+
+
+def test_a_term_running_until_terminated_is_no_period_a_later_quote_gives():
+    endless = source("1", "This Agreement shall continue indefinitely until terminated by either Party.", 3)
+    later = source(
+        "2",
+        "The Party in default shall not compete for a period of six (6) months from the effective date "
+        "of termination.",
+        9,
+    )
+    found = opening("How long does it last?", [Quote(endless, endless.text), Quote(later, later.text)], [])
+    assert found.sentence == "No fixed end: it runs until terminated [1]."
