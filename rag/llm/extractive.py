@@ -378,7 +378,12 @@ def listing_reply(listing: Listing, sources, *, citation_style: str = "inline_nu
     lines = [f"{total} of the {listing.checked} documents checked {verb} {listing.noun}:"]
     if listing.more:
         lines[0] = lines[0][:-1] + f"; the {count} likeliest:"
-    if unsure:  # a lawyer checks these first. No quotation marks of ours: the answer's citation
+    if unsure and len(unsure) == total:  # not one sure: the headline is that none clearly holds it
+        lines[0] = (
+            f"None of the {listing.checked} documents checked clearly holds {listing.noun}; the review "
+            f"is unsure of {total}, marked (check):"
+        )
+    elif unsure:  # a lawyer checks these first. No quotation marks of ours: the answer's citation
         # checks pair every quotation mark with the next.
         lines[0] = lines[0][:-1] + f"; the review is less sure of {len(unsure)}, marked (check):"
     lines += [

@@ -30,7 +30,12 @@ def review_block(review, listed: int) -> str:
         "its quote and citation. Do not add documents that are not among the sources."
     )
     unsure = sum(1 for verdict in review.present[:listed] if verdict.probability < SURE)
-    if unsure:  # the present documents come most likely first: the unsure ones are the last sources
+    if unsure and unsure == len(review.present):
+        note += (
+            " The review is sure of none of them: say first that none of the documents clearly "
+            'contains it, then list these as worth checking, each marked "(check)".'
+        )
+    elif unsure:  # the present documents come most likely first: the unsure ones are the last sources
         note += (
             f" The review is less sure of the last {unsure} of those sources: mark each of their documents "
             '"(check)" and say that they are less sure.'

@@ -115,3 +115,20 @@ def test_a_list_marks_the_documents_the_review_is_less_sure_of(tenant, matter): 
     assert (
         'less sure of the last 1 of those sources: mark each of their documents "(check)"' in ctx.prompt.user
     )
+
+
+@pytest.mark.django_db
+def test_a_list_the_review_is_sure_of_none_of_says_none_clearly_holds_it(tenant, matter):  # noqa: F811
+    case, documents = matter
+    for document in documents.values():
+        set_probability(document, "non_compete", 0.05)
+    gamma = documents["Gamma License Agreement"]
+    set_probability(gamma, "non_compete", (clause_model().threshold + SURE) / 2)
+    question = "Which of these agreements contain a non-compete?"
+    ctx = run_query(tenant=tenant, question=question, filters={"case_ids": [case.pk]}, use_cache=False)
+    answer = ctx.result["answer"]
+    heading = "None of the 4 documents checked clearly holds a non-compete clause; the review is unsure of 1"
+    assert answer.startswith(f"{heading}, marked (check):"), answer
+    assert "- Gamma License Agreement (check):" in answer
+    assert [c["title"] for c in ctx.result["citations"]] == ["Gamma License Agreement"]  # still linked
+    assert "sure of none of them" in ctx.prompt.user  # a remote model is told the same
