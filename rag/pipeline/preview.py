@@ -11,12 +11,13 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from rag.llm import cited
 from rag.models import DocType, SourceType
 from rag.retrieval.service import Passage
 from templates_admin.rendering import RenderedPrompt, render
 
 from .context_builder import BuiltContext, build_context
-from .stages.prompt import prompt_tokens
+from .stages.prompt import ATTACHED_SOURCES, prompt_tokens
 
 SAMPLE_QUESTION = "How much notice is needed to terminate the agreement?"
 SAMPLE_PASSAGE = (
@@ -76,11 +77,17 @@ def prompt_preview(
     """`template` (a `PromptTemplate`, saved or not) filled with `question` and the sample `passages`
     under its own citation style, strictness and follow-up count, within RAG_TOKEN_BUDGET.
 
+    With Claude's citations (rag.llm.cited) the passages go beside the prompt as search results,
+    so the preview shows the prompt Claude gets: without them.
+
     Raises `ConfigurationError` for a template whose placeholders are invalid (validate it first)."""
     built = build_context(
         sample_passages([text for text in passages if text.strip()]),
         citation_style=template.citation_style,
         token_budget=settings.RAG_TOKEN_BUDGET,
     )
-    prompt = render(template, context=built.text, question=question, boundary=built.boundary)
+    if cited.attached():
+        prompt = render(template, context=ATTACHED_SOURCES, question=question, sources_attached=True)
+    else:
+        prompt = render(template, context=built.text, question=question, boundary=built.boundary)
     return PromptPreview(prompt=prompt, context=built, estimated_tokens=prompt_tokens(prompt))

@@ -155,3 +155,13 @@ def test_preview_needs_the_view_permission_and_an_existing_template(client, admi
     user.user_permissions.add(Permission.objects.get(codename="view_prompttemplate"))
     client.force_login(user)
     assert client.get(_preview_url(builtin)).status_code == 200
+
+
+def test_with_claudes_citations_the_preview_shows_the_prompt_claude_gets(admin_client, builtin, settings):
+    settings.RAG_LLM_PROVIDER, settings.ANTHROPIC_CITATIONS = "anthropic", True
+    preview = admin_client.get(_preview_url(builtin)).context["preview"]
+    # The passages go beside the prompt as search results: the prompt does not copy them.
+    assert SAMPLE_PASSAGE[:60] not in preview.prompt.user and preview.prompt.sources_attached
+    assert "search results" in preview.prompt.user
+    settings.ANTHROPIC_CITATIONS = False
+    assert SAMPLE_PASSAGE[:60] in admin_client.get(_preview_url(builtin)).context["preview"].prompt.user
