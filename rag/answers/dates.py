@@ -129,10 +129,9 @@ def _on_its_own_line(text: str, found) -> bool:
     ("AGENCY AGREEMENT\n\nMay 14, 2014\n\nKeefe, Bruyette & Woods, Inc. …")."""
     line_start = text.rfind("\n", 0, found.start) + 1
     line_end = text.find("\n", found.end)
-    return (
-        not text[line_start : found.start].strip()
-        and not text[found.end : line_end % (len(text) + 1)].strip()
-    )
+    if line_end < 0:  # the text's last line
+        line_end = len(text)
+    return not text[line_start : found.start].strip() and not text[found.end : line_end].strip()
 
 
 def _signature_date(text: str, found) -> bool:

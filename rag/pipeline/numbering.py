@@ -36,14 +36,21 @@ def renumbered(text: str, token_ids: dict[str, str], shown: dict[str, str]) -> s
     """`text` with each marker whose tokens all resolve written with their numbers ("[doc_42,
     doc_7]" → "[1][2]"); any other bracket ("[sic]", "[***]") is left as it is."""
 
-    def rewrite(marker) -> str:
-        tokens = marker_tokens(marker.group(0))
-        ids = [token_ids.get(token) for token in tokens]
-        if not tokens or any(i is None or i not in shown for i in ids):
-            return marker.group(0)
-        return "".join(f"[{shown[i]}]" for i in dict.fromkeys(ids))
+    def numbered_id(token: str) -> str | None:
+        citation_id = token_ids.get(token)
+        return citation_id if citation_id in shown else None
 
-    return MARKER.sub(rewrite, text)
+    return MARKER.sub(lambda marker: _rewritten(marker, numbered_id, shown.__getitem__), text)
+
+
+def _rewritten(marker, context_id, number) -> str:
+    """A citation marker in numbers: `context_id` maps each token as written to the context id it
+    names (None: the bracket is no citation of ours, left as it is), `number` an id to its number."""
+    tokens = marker_tokens(marker.group(0))
+    ids = [context_id(token) for token in tokens]
+    if not tokens or None in ids:
+        return marker.group(0)
+    return "".join(f"[{number(citation_id)}]" for citation_id in dict.fromkeys(ids))
 
 
 HELD_MARKER_CHARS = 200  # an open "[" is held back this long while a marker may still close
@@ -77,10 +84,8 @@ class StreamedNumbers:
         return MARKER.sub(self._number, rest)
 
     def _number(self, marker) -> str:
-        tokens = marker_tokens(marker.group(0))
-        ids = [self.resolve(token) for token in tokens]
-        if not tokens or None in ids:
-            return marker.group(0)
-        for citation_id in ids:
-            self.shown.setdefault(citation_id, str(len(self.shown) + 1))
-        return "".join(f"[{self.shown[i]}]" for i in dict.fromkeys(ids))
+        return _rewritten(marker, self.resolve, self._next_number)
+
+    def _next_number(self, citation_id: str) -> str:
+        """The id's number: the one it got when first met, else the next."""
+        return self.shown.setdefault(citation_id, str(len(self.shown) + 1))
