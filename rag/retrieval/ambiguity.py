@@ -2,13 +2,15 @@
 agreement?") where the scope holds two or more documents of that kind is ambiguous: it is never
 silently answered from one of them.
 
-`candidates` finds them: the kind words of the question's reference phrase ("sponsorship"; "support",
-"maintenance"; "content", "license" — "agreement", "contract" and "deal" say nothing) must all be in
-a document's title (singular and plural alike). When two to MAX_CANDIDATES documents in scope
-match, routing treats each as named equally, so each one's best clause is retrieved; the answer
-quotes each, grouped by document, and the result carries a clarification naming them by title
-(the ask page offers them as buttons that ask again about one). More than MAX_CANDIDATES: the
-clarification alone.
+`fitting` finds them: the kind words of the question's reference phrase ("sponsorship";
+"support", "maintenance"; "content", "license" — "agreement", "contract" and "deal" say nothing)
+must all be in a document's title (singular and plural alike). When exactly one document in scope
+fits, the question names it ("What law governs the distributor agreement?" in a case with one
+distributor agreement) and routing treats it as named. When two to MAX_CANDIDATES match, routing
+treats each as named equally, so each one's best clause is retrieved; the answer quotes each,
+grouped by document, and the result carries a clarification naming them by title (the ask page
+offers them as buttons that ask again about one). More than MAX_CANDIDATES: the clarification
+alone.
 """
 
 from __future__ import annotations
@@ -49,6 +51,14 @@ def candidates(*, tenant: Tenant, question: str, filters: SearchFilters | None) 
     """The documents in scope whose title fits the question's reference to a kind of document, when
     more than one does ([] otherwise). At most MAX_CANDIDATES + 1 are returned (enough to tell
     "too many")."""
+    found = fitting(tenant=tenant, question=question, filters=filters)
+    return found if len(found) >= 2 else []
+
+
+def fitting(*, tenant: Tenant, question: str, filters: SearchFilters | None) -> list[Candidate]:
+    """The documents in scope whose title fits the question's reference to a kind of document: one
+    when the kind names a single document ("the distributor agreement" in a case with one
+    distributor agreement), several when it is ambiguous. At most MAX_CANDIDATES + 1."""
     words = kind_words(question)
     if not words:
         return []
@@ -64,7 +74,7 @@ def candidates(*, tenant: Tenant, question: str, filters: SearchFilters | None) 
             found.append(Candidate(pk, title))
         if len(found) > MAX_CANDIDATES:
             break
-    return found if len(found) >= 2 else []
+    return found
 
 
 def _singular(word: str) -> str:

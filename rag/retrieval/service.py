@@ -337,11 +337,16 @@ def search(
 
 
 def with_ambiguity(tenant: Tenant, routing: Routing, filters: SearchFilters | None) -> Routing:
-    """`routing` (which routed nothing) with the documents a reference by kind fits, when it fits
-    several in scope (ambiguity.py): each is routed equally when there are at most MAX_CANDIDATES."""
-    found = ambiguity.candidates(tenant=tenant, question=routing.question, filters=filters)
+    """`routing` (which routed nothing) with the documents a reference by kind fits (ambiguity.py):
+    the one it fits is named ("What law governs the distributor agreement?" where one title says
+    "Distributor"); several in scope are each routed equally when there are at most
+    MAX_CANDIDATES, and named as ambiguous."""
+    found = ambiguity.fitting(tenant=tenant, question=routing.question, filters=filters)
     if not found:
         return routing
+    if len(found) == 1:
+        named = RoutedDocument(found[0].document_id, found[0].title, 1.0)
+        return dataclasses.replace(routing, documents=(named,))
     listed = tuple(RoutedDocument(c.document_id, c.title, 1.0) for c in found)
     routed = listed if len(listed) <= ambiguity.MAX_CANDIDATES else ()
     return dataclasses.replace(routing, documents=routed, ambiguous=listed)

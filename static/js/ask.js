@@ -175,7 +175,7 @@
       " ", copy, " ", status);
   }
 
-  function render(result) {
+  function render(result, query) {
     answerBox.replaceChildren();
     answerBox.hidden = false;
     const citations = result.citations || [];
@@ -202,6 +202,7 @@
         const pick = el("button", { type: "button", class: "link", "data-document-id": candidate.document_id, text: `Ask about “${candidate.title}” only` });
         pick.addEventListener("click", () => {
           const body = requestBody();
+          body.query = query || body.query; // the question answered, not what the box holds now (empty after a reload)
           body.filters = { ...(body.filters || {}), document_ids: [candidate.document_id] };
           send(body);
         });
@@ -374,7 +375,7 @@
       const parsed = await response.json().catch(() => null); // refused before streaming began
       if (!response.ok) showError({ status: response.status, body: parsed });
       else {
-        render(parsed);
+        render(parsed, body.query);
         answered(body.query, parsed);
       }
       return true;
@@ -397,7 +398,7 @@
         } else if (event.name === "delta" && draft) {
           draft.append(event.data.text);
         } else if (event.name === "result") {
-          render(event.data);
+          render(event.data, body.query);
           answered(body.query, event.data);
           return true;
         } else if (event.name === "error") {
@@ -414,7 +415,7 @@
       if (!result.ok) return showError(result);
       const job = result.body;
       if (job.status === "succeeded") {
-        render(job.result);
+        render(job.result, query);
         return answered(query, job.result);
       }
       if (job.status === "failed") return showError({ status: (job.error && job.error.status) || 500, body: job.error });
@@ -545,7 +546,7 @@
       if (!result.ok) showError(result);
       else if (result.status === 202 || result.body.poll_url) await pollJob(result.body.poll_url, started, body.query);
       else {
-        render(result.body);
+        render(result.body, body.query);
         answered(body.query, result.body);
       }
     } finally {
@@ -568,7 +569,7 @@
     conversation.id = thread.own ? thread.conversation_id : "";
     const last = turns[turns.length - 1];
     fillForm({ query: "", options: last.options });
-    if (last.result) render(last.result);
+    if (last.result) render(last.result, last.query);
     else showError({ status: 500, body: { message: `This question failed (${last.error_type || "error"}); ask it again.` } });
     if (last.asked_by) answerBox.prepend(el("p", { class: "notice", text: `Asked by ${last.asked_by}: “${last.query}”` }));
     else answerBox.prepend(el("p", { class: "turn-question" }, el("strong", { text: "Q: " }), last.query));

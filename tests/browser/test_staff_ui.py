@@ -239,9 +239,14 @@ def test_an_ambiguous_question_names_the_candidates_and_a_button_asks_about_one(
     }
     screenshot("ask-ambiguous")
 
+    # Reloaded, the answer page's question box is empty: the button still asks the question answered.
+    page.reload()
+    page.wait_for_selector("#answer .clarification button")
+    assert page.input_value("#question") == ""
     first = _request_line(page)
     page.locator(f'#answer .clarification button[data-document-id="{cano.pk}"]').click()
     page.wait_for_function(NEW_ANSWER, arg=first)
+    assert bodies[-1]["query"] == "What law governs the sponsorship agreement?"
     assert bodies[-1]["filters"]["document_ids"] == [cano.pk]
     links = page.locator("#answer .citations .citation-link").all_inner_texts()
     assert links and set(links) == {CANO_TITLE}

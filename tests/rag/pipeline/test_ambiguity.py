@@ -82,3 +82,23 @@ def test_more_candidates_than_can_be_answered_is_a_question_back(tenant, case, i
     assert result["clarification"]["type"] == "ambiguous"
     assert len(result["clarification"]["candidates"]) == ambiguity.MAX_CANDIDATES + 1
     assert result["message"] == result["clarification"]["message"] and "Which one" in result["message"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("agentic", [False, True])
+def test_a_kind_that_fits_one_title_names_that_document(tenant, case, ingest_text, agentic):
+    """ "What law governs the sponsorship agreement?" in a case with one sponsorship among other
+    contracts that also choose a law: the sponsorship's clause, not whichever ranks first."""
+    from .conftest import LEASE, LEASE_TITLE, MSA, MSA_TITLE
+
+    cano = ingest_text(case, CANO, filename="cano-boyd-sponsorship.txt", title=CANO_TITLE)
+    ingest_text(case, LEASE, filename="lease.txt", title=LEASE_TITLE)
+    ingest_text(case, MSA, filename="msa.txt", title=MSA_TITLE)
+    assert [c.document_id for c in ambiguity.fitting(tenant=tenant, question=QUESTION, filters=None)] == [
+        cano.pk
+    ]
+    assert ambiguity.candidates(tenant=tenant, question=QUESTION, filters=None) == []
+    result = run_query(tenant=tenant, question=QUESTION, agentic=agentic, use_cache=False).result
+    assert result.get("clarification") is None
+    assert result["citations"] and {c["document_id"] for c in result["citations"]} == {cano.pk}
+    assert "Oklahoma" in result["answer"] and "New York" not in result["answer"]

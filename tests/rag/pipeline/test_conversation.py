@@ -56,3 +56,22 @@ def test_only_the_last_turns_count(tenant, corpus, member):
         run_query(tenant=tenant, question=question, conversation_id="conv-1", user_id=member.pk)
     ctx = run_query(tenant=tenant, question=FOLLOW_UP, conversation_id="conv-1", user_id=member.pk)
     assert len(ctx.conversation) == 3 and FIRST not in ctx.conversation
+
+
+@pytest.mark.django_db
+def test_a_follow_up_naming_the_other_document_is_answered_from_it(tenant, corpus, member):
+    """ "What about the Initech lease?" after a question about the MSA: the lease answers, and "it"
+    in the next turn is the lease."""
+
+    def ask(question):
+        return run_query(tenant=tenant, question=question, conversation_id="conv-1", user_id=member.pk).result
+
+    ask(f"In the {MSA_TITLE} agreement, which law governs?")
+    second = ask("What about the Initech lease?")
+    assert MSA_TITLE not in second["provenance"]["search_query"]
+    assert {c["document_id"] for c in second["citations"]} == {corpus["lease"].pk}
+    assert "New York" in second["answer"]
+    third = ask("How much rent is due under it?")
+    assert third["provenance"]["search_query"].startswith(f"In {corpus['lease'].title},")
+    assert {c["document_id"] for c in third["citations"]} == {corpus["lease"].pk}
+    assert "$4,000" in third["answer"]

@@ -215,6 +215,45 @@ def test_rewrite_follow_up(question, earlier, expected):
     assert rewrite_follow_up(question, earlier) == expected
 
 
+def _names_hydraspin(question: str) -> bool:
+    return "Hydraspin" in question
+
+
+@pytest.mark.parametrize(
+    ("question", "earlier", "expected"),
+    [
+        # Names another document by a party's name: the earlier one is left, the clause kept.
+        (
+            "What about the Hydraspin one?",
+            EARLIER,
+            "What about the Hydraspin one (regarding confidentiality)?",
+        ),
+        # After that turn, "it" is the document it named (the one its answer cited), not the first.
+        (
+            "Can it be assigned?",
+            [*EARLIER, "What about the Hydraspin one (regarding confidentiality)?"],
+            "In Hydraspin Distributor Agreement, can it be assigned?",
+        ),
+        # About several documents: neither the earlier reference nor the cited document.
+        (
+            "Which agreements have an arbitration clause?",
+            EARLIER,
+            "Which agreements have an arbitration clause?",
+        ),
+        ("Do any of them survive termination?", EARLIER, "Do any of them survive termination?"),
+        # "the other party" is one document's party, not another document.
+        (
+            "Can the other party terminate?",
+            EARLIER,
+            "In the Acme Globex Master Services agreement, can the other party terminate?",
+        ),
+    ],
+)
+def test_a_follow_up_naming_another_document_or_several_leaves_the_earlier_one(question, earlier, expected):
+    cited = "Hydraspin Distributor Agreement"
+    assert rewrite_follow_up(question, earlier, cited, _names_hydraspin) == expected
+
+
 SUPPLY = "Supply Agreement — Ewsd / Gridiron"
 
 
