@@ -120,19 +120,23 @@ def document_list(
     q: str | None = None,
     uploaded_after: datetime | None = None,
     uploaded_before: datetime | None = None,
+    ids: Collection[int] | None = None,
     hidden_cases: Collection[int] = (),
 ) -> QuerySet[Document]:
     """The tenant's documents, newest first, without their text; every filter given narrows them.
 
     `jurisdiction` compares case-insensitively (as search filters do); `q` keeps documents whose
     title or file name contains it; `uploaded_after`/`uploaded_before` bound `created_at`
-    (inclusive/exclusive); documents of `hidden_cases` (walled off from the reader) are left out.
+    (inclusive/exclusive); `ids` keeps those documents only (a batch's progress, read at once);
+    documents of `hidden_cases` (walled off from the reader) are left out.
     """
     documents = owned_list(Document, tenant=tenant).select_related("case", "uploaded_by").defer("text")
     if hidden_cases:
         documents = documents.exclude(case_id__in=sorted(hidden_cases))
     if case_id is not None:
         documents = documents.filter(case_id=case_id)
+    if ids is not None:
+        documents = documents.filter(pk__in=sorted(ids))
     exact = {
         "status": status,
         "doc_type": doc_type,

@@ -2,8 +2,8 @@
 
 Viewers read; members and above upload, delete and reindex. An upload is all-or-nothing: every
 file is checked first, and one bad file means nothing is stored. Ingestion runs as a background
-job; poll `GET documents/<id>` for its status, stage and progress. A document's text is never
-returned here.
+job; poll `GET documents/<id>` for its status, stage and progress (or, for a batch, the list with
+`?id=` repeated: one request for all). A document's text is never returned here.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ from ..ingest import service as ingest
 from ..models import DocType, DocumentStatus, Sensitivity, SourceType
 from ..queries.caller import Caller
 from .common import Pagination, error_response, paginated
+
+MAX_IDS = 200  # `?id=` filter: one page (Pagination.max_page_size) holds them all
 
 _CASE_ID = OpenApiParameter("case_id", int, OpenApiParameter.PATH, description="The case's id.")
 _DOCUMENT_ID = OpenApiParameter("document_id", int, OpenApiParameter.PATH, description="The document's id.")
@@ -125,6 +127,17 @@ class DocumentFilterSerializer(serializers.Serializer):
     )
     uploaded_after = serializers.DateTimeField(required=False, help_text="Uploaded at or after (ISO 8601).")
     uploaded_before = serializers.DateTimeField(required=False, help_text="Uploaded before (ISO 8601).")
+    id = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),  # bigint ids
+        source="ids",
+        required=False,
+        min_length=1,
+        max_length=MAX_IDS,
+        help_text=(
+            f"Only these documents (repeat it: `?id=3&id=4`, at most {MAX_IDS}): the progress of a "
+            "batch of uploads in one request. Ids the caller may not see are simply not listed."
+        ),
+    )
 
     def validate(self, attrs):
         after, before = attrs.get("uploaded_after"), attrs.get("uploaded_before")
@@ -270,7 +283,8 @@ class CaseDocumentsApi(TenantApiView):
             "attachments as documents of their own (`parent_id` = the e-mail, listed in its "
             "`attachment_ids`; quotas count them, else the e-mail fails with QuotaExceeded): this "
             'reply says `attachments: "pending"` for it, and the e-mail `extracted` once they are. '
-            "Ingestion runs in the background: poll `GET /api/v1/rag/documents/{id}`."
+            "Ingestion runs in the background: poll `GET /api/v1/rag/documents/{id}`, or a batch's "
+            "documents at once with `GET /api/v1/rag/cases/{case_id}/documents?id=…&id=…`."
         ),
         examples=[
             OpenApiExample(

@@ -8,7 +8,8 @@ const Lexrag = {
     return meta ? meta.content : "";
   },
 
-  // fetch() a JSON API; resolves to {ok, status, body}. Network failures become an error body.
+  // fetch() a JSON API; resolves to {ok, status, body, retryAfter} (retryAfter: the seconds a 429
+  // says to wait, else null). Network failures become an error body.
   async api(url, { method = "GET", body = null, headers = {} } = {}) {
     const init = { method, headers: { Accept: "application/json", ...headers }, credentials: "same-origin" };
     if (method !== "GET") init.headers["X-CSRFToken"] = Lexrag.csrfToken();
@@ -23,9 +24,9 @@ const Lexrag = {
       const text = await response.text();
       let parsed = null;
       try { parsed = text ? JSON.parse(text) : null; } catch (_) { parsed = null; }
-      return { ok: response.ok, status: response.status, body: parsed };
+      return { ok: response.ok, status: response.status, body: parsed, retryAfter: Lexrag.retryAfter(response.headers.get("Retry-After")) };
     } catch (error) {
-      return { ok: false, status: 0, body: { error_type: "NetworkError", message: "The server could not be reached. Check your connection and try again." } };
+      return { ok: false, status: 0, body: { error_type: "NetworkError", message: "The server could not be reached. Check your connection and try again." }, retryAfter: null };
     }
   },
 
@@ -40,6 +41,12 @@ const Lexrag = {
       if (more.length) text += " " + more.map((f) => `${f.filename}: ${f.message}`).join(" ");
     }
     return text;
+  },
+
+  // A Retry-After header's seconds (the server sends a number of seconds), else null.
+  retryAfter(header) {
+    const seconds = header === null || header === "" ? NaN : Number(header);
+    return Number.isFinite(seconds) && seconds >= 0 ? seconds : null;
   },
 
   el(tag, attrs = {}, ...children) {

@@ -59,7 +59,7 @@ def test_upload_ask_and_open_the_cited_page(page, live_server, staff_user, scree
     page.select_option("#doc-type", "contract")
     page.set_input_files("#file-input", str(FIXTURES / "contract.pdf"))
     upload_row = page.locator("#uploads li")
-    page.wait_for_selector("#documents tbody tr[data-document-id]")  # the page reloads when done
+    page.wait_for_selector("#documents tbody tr[data-document-id]")  # the list refreshes when done
     assert page.locator("#documents .status-ready").count() == 1, upload_row.all_inner_texts()
     screenshot("case")
 
