@@ -42,7 +42,7 @@ demo: migrate
 	$(PY) manage.py demo_setup --url http://127.0.0.1:$(PORT)
 
 run: demo
-	$(PY) manage.py serve 127.0.0.1:$(PORT)
+	$(PY) manage.py serve --stop-db 127.0.0.1:$(PORT)
 
 test: install
 	$(PY) -m pytest $(PYTEST_ARGS)

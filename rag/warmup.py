@@ -5,7 +5,9 @@ clause model and its clause-type descriptions, the injection detectors). In a fr
 worker that made the first question, or a review table's first typed cell, wait about 10 s. A
 process that will answer questions starts `warm_in_background()` as it starts: the models load
 in a daemon thread, so the process is ready at once. A question arriving meanwhile waits on the
-loader's lock instead of loading twice. `RAG_WARM_MODELS=false` turns it off.
+loader's lock instead of loading twice. `RAG_WARM_MODELS=false` turns it off. The health check
+reports the warm-up (`state`): `"ready": true` once the models are loaded, so a load balancer or
+a script can wait for it before the first question.
 """
 
 from __future__ import annotations
@@ -17,6 +19,15 @@ import time
 from django.conf import settings
 
 logger = logging.getLogger(__name__)
+
+# This process's warm-up, for the health check: "off" (RAG_WARM_MODELS=false, or a process that
+# answers no questions), "loading", then "ready" with the seconds it took.
+_state: dict = {"status": "off"}
+
+
+def state() -> dict:
+    """This process's warm-up: {"status": "off" | "loading" | "ready", "seconds": …}."""
+    return dict(_state)
 
 
 def warm_query_models() -> dict[str, float]:
@@ -62,10 +73,12 @@ def warm_in_background() -> threading.Thread | None:
     def run():
         started = time.perf_counter()
         took = warm_query_models()
-        logger.info(
-            "query models loaded",
-            extra={"seconds": round(time.perf_counter() - started, 3), "models": took},
-        )
+        seconds = round(time.perf_counter() - started, 3)
+        _state.update(status="ready", seconds=seconds)
+        logger.info("query models loaded", extra={"seconds": seconds, "models": took})
+
+    _state.clear()
+    _state.update(status="loading")
 
     thread = threading.Thread(target=run, name="lexrag-warm-up", daemon=True)
     thread.start()

@@ -153,8 +153,25 @@ def overall_status(report: dict) -> str:
     return "degraded" if degraded else "healthy"
 
 
+def warm_up_status() -> dict:
+    """This process's model warm-up (rag.warmup): "loading" until the query models are loaded, then
+    "ready"; "off" where the process does not warm them."""
+    from rag import warmup
+
+    return warmup.state()
+
+
+def _loaded(report: dict) -> bool:
+    """Without a warm-up, the process is ready once a question has loaded its models."""
+    return report["embedding_model"]["status"] == "loaded" and report["reranker"]["status"] in (
+        "loaded",
+        "disabled",
+    )
+
+
 def health_check(connection=None) -> dict:
-    """Check every dependency; never raises."""
+    """Check every dependency; never raises. `ready` says whether this process has loaded the models
+    a question needs (a question before that waits for them: seconds, not milliseconds)."""
     database, vector_store = check_database(connection or default_connection)
     report = {
         "database": database,
@@ -166,8 +183,11 @@ def health_check(connection=None) -> dict:
         "ocr": ocr_status(),
         "llm": check_llm(),
     }
+    models = warm_up_status()
     return {
         "status": overall_status(report),
+        "ready": models["status"] == "ready" or (models["status"] == "off" and _loaded(report)),
         **report,
+        "models": models,
         "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
     }

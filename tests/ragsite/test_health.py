@@ -316,3 +316,46 @@ def test_anthropic_without_the_probe_flag_is_not_contacted(api_client, anthropic
     anthropic_provider.ANTHROPIC_API_KEY = ""
     body = api_client.get("/api/v1/health").json()
     assert body["status"] == "degraded" and body["llm"]["status"] == "missing_api_key"
+
+
+@pytest.mark.django_db
+def test_ready_only_once_the_warm_up_has_loaded_the_models(api_client, settings, monkeypatch):
+    """A load balancer or `make run` waits for `"ready": true`: before it, a question would wait for
+    the models to load (seconds)."""
+    import threading
+
+    from rag import warmup
+
+    settings.RAG_WARM_MODELS = True
+    release = threading.Event()
+    loaded = {}
+    load = warmup.warm_query_models
+
+    def load_when_released():
+        release.wait(30)
+        loaded.update(load())  # the real models
+        return loaded
+
+    monkeypatch.setattr(warmup, "warm_query_models", load_when_released)
+    monkeypatch.setattr(warmup, "_state", {"status": "off"})
+    thread = warmup.warm_in_background()
+    body = api_client.get("/api/v1/health").json()
+    assert body["ready"] is False and body["models"] == {"status": "loading"}
+    release.set()
+    thread.join(60)
+    body = api_client.get("/api/v1/health").json()
+    assert body["ready"] is True and body["models"]["status"] == "ready"
+    assert body["models"]["seconds"] >= 0 and {"embedding", "cross_encoder"} <= set(loaded)
+    assert body["embedding_model"]["status"] == "loaded"
+
+
+@pytest.mark.django_db
+def test_without_a_warm_up_ready_once_a_question_has_loaded_them(api_client, settings, monkeypatch):
+    from rag import warmup
+    from rag.ingest import embedding
+
+    monkeypatch.setattr(warmup, "_state", {"status": "off"})
+    embedding.embed(["load the model"])
+    body = api_client.get("/api/v1/health").json()
+    assert body["models"] == {"status": "off"}
+    assert body["ready"] is (body["reranker"]["status"] in ("loaded", "disabled"))
