@@ -77,7 +77,9 @@ def _ingest_run(task, tenant: Tenant, document_id: int) -> str:
             finally:
                 recovery.attempts_reset(document_id)
     except NotFound:
-        return "deleted"  # removed while queued: nothing to do
+        # Deleted while queued or processing: nothing is left to index, so the run is simply done.
+        logger.info("ingest skipped: the document was deleted", extra={"document_id": document_id})
+        return "deleted"
     except TRANSIENT:
         if task.request.retries >= task.max_retries:
             service.document_fail_unexpectedly(tenant=tenant, document_id=document_id)

@@ -48,10 +48,13 @@ def _simulation_request(data) -> tuple[object, dict, dict[str, bool]]:
     options.pop("tenant_id", None)  # TenantApiView has checked it
     question = options.pop("query", None)  # the pipeline checks it, as for POST /query
     shown = {name: options.pop(name, True) for name in ("show_prompt", "show_context")}
-    errors = {name: "Must be true or false." for name, value in shown.items() if not isinstance(value, bool)}
+    # dry_run is taken as POST /query's (a body sent there can be sent here as is) and does nothing:
+    # a simulation is always a dry run.
+    switches = {**shown, "dry_run": options.pop("dry_run", True)}
+    errors = {
+        name: "Must be true or false." for name, value in switches.items() if not isinstance(value, bool)
+    }
     errors.update(reserved_option_errors(options))
-    if options.pop("dry_run", True) is not True:
-        errors["dry_run"] = "A simulation is always a dry run."
     if errors:
         raise InvalidInput("Some options are not valid.", details=errors)
     return question, options, shown
@@ -69,7 +72,11 @@ class SimulateApi(AdminApiView):
         query = serializers.CharField(help_text="The question, as for POST /query.")
         show_prompt = serializers.BooleanField(default=True, help_text="false: generated_prompt is null.")
         show_context = serializers.BooleanField(default=True, help_text="false: selected_snippets is null.")
-        dry_run = serializers.BooleanField(required=False, help_text="Always a dry run: false is refused.")
+        dry_run = serializers.BooleanField(
+            required=False,
+            help_text="Accepted as in POST /query (true or false) and ignored: a simulation is always "
+            "a dry run.",
+        )
 
     class OutputSerializer(DryRunResultSerializer):
         """The dry run's result, with the prompt and passages left out on request."""

@@ -8,11 +8,18 @@ Every write is a new version; the history can be listed and an earlier version r
 from __future__ import annotations
 
 from django.urls import path
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from rag.api.common import AdminApiView, acting_user, error_response, page_serializer, paginated
+from ragsite.schema import request_schema
 from templates_admin import selectors, services
 from templates_admin.rendering import (
     ALLOWED_PLACEHOLDERS,
@@ -32,6 +39,10 @@ _TEMPLATE_ID = OpenApiParameter(
     description='A slug, e.g. "legal_analysis_balanced".',
 )
 _NOT_FOUND = error_response("No such template for this tenant (another tenant's is unknown too).")
+_CHANGE_REFUSED = error_response(
+    "A field is not valid, no field to change was given (`{}`, or only template_id), or template_id is "
+    "not the URL's (a template's id cannot be changed: create a new template)."
+)
 
 
 class PromptTemplateOutputSerializer(serializers.Serializer):
@@ -73,10 +84,16 @@ class TemplateFieldsInputSerializer(serializers.Serializer):
     follow_up_count = serializers.IntegerField(min_value=0, max_value=MAX_FOLLOW_UPS, required=False)
 
 
+@extend_schema_field({"type": "string", "readOnly": True})
+class _UrlTemplateId(serializers.SlugField):
+    """Read-only in OpenAPI, so left out of the request schema: a template's id never changes. The
+    URL's own id is still accepted, as a client sends back the template it read."""
+
+
 class _ChangesInputSerializer(TemplateFieldsInputSerializer):
     """PUT and PATCH: `template_id` may be repeated but never changed; something must change."""
 
-    template_id = serializers.SlugField(max_length=100, required=False, help_text="Must equal the URL's id.")
+    template_id = _UrlTemplateId(max_length=100, required=False)
 
     def validate(self, attrs):
         if not set(attrs) - {"template_id"}:
@@ -136,8 +153,10 @@ class TemplateListCreateApi(AdminApiView):
 class TemplateDetailApi(AdminApiView):
     """GET one template; PUT and PATCH change the fields given and keep the others (the
     orchestration spec's PUT example sends only `system_prompt`), each a new version (for a
-    built-in, your own copy); DELETE removes your own template."""
+    built-in, your own copy); DELETE removes your own template. `template_id` is read-only: a body
+    may repeat the URL's id, another is a 400."""
 
+    @request_schema(minProperties=1)
     class ChangeInputSerializer(_ChangesInputSerializer):
         """Only the fields given change."""
 
@@ -151,7 +170,7 @@ class TemplateDetailApi(AdminApiView):
     @extend_schema(
         parameters=[_TEMPLATE_ID],
         request=ChangeInputSerializer,
-        responses={200: PromptTemplateOutputSerializer, 404: _NOT_FOUND},
+        responses={200: PromptTemplateOutputSerializer, 400: _CHANGE_REFUSED, 404: _NOT_FOUND},
         examples=[
             OpenApiExample("Update", value={"system_prompt": "Updated prompt..."}, request_only=True),
         ],
@@ -162,7 +181,7 @@ class TemplateDetailApi(AdminApiView):
     @extend_schema(
         parameters=[_TEMPLATE_ID],
         request=ChangeInputSerializer,
-        responses={200: PromptTemplateOutputSerializer, 404: _NOT_FOUND},
+        responses={200: PromptTemplateOutputSerializer, 400: _CHANGE_REFUSED, 404: _NOT_FOUND},
         examples=[
             OpenApiExample("Update", value={"system_prompt": "Updated prompt..."}, request_only=True),
         ],

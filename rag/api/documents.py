@@ -10,8 +10,17 @@ from __future__ import annotations
 
 import json
 
+from django.conf import settings
 from django.urls import path
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, extend_schema_field
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
@@ -45,6 +54,26 @@ _DOCUMENT_NOT_FOUND = error_response(
 )
 
 
+@extend_schema_field(OpenApiTypes.OBJECT)
+class MetadataField(serializers.JSONField):
+    """A document's metadata: a JSON object (a PATCH checks it with `_metadata_object`)."""
+
+
+class UploadFilesField(serializers.ListField):
+    """An upload's files. No count is checked here: none is the service's 400 and too many its 413
+    (`uploads_check`); `UploadFilesSchema` states both in the schema."""
+
+
+class UploadFilesSchema(OpenApiSerializerFieldExtension):
+    """`files` in OpenAPI: 1 to RAG_MAX_FILES_PER_UPLOAD of them."""
+
+    target_class = UploadFilesField
+
+    def map_serializer_field(self, auto_schema, direction):
+        schema = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
+        return {**schema, "minItems": 1, "maxItems": settings.RAG_MAX_FILES_PER_UPLOAD}
+
+
 class DocumentOutputSerializer(serializers.Serializer):
     """A document's metadata and ingestion state (never its text)."""
 
@@ -60,7 +89,7 @@ class DocumentOutputSerializer(serializers.Serializer):
     jurisdiction = serializers.CharField()
     document_date = serializers.DateField(allow_null=True)
     sensitivity = serializers.ChoiceField(choices=Sensitivity.choices)
-    metadata = serializers.JSONField(help_text="Free filter fields given on upload (party, year, …).")
+    metadata = MetadataField(help_text="Free filter fields given on upload (party, year, …).")
     status = serializers.ChoiceField(choices=DocumentStatus.choices)
     stage = serializers.CharField(help_text='What ingestion is doing, e.g. "embedding 3/12"; "" when done.')
     progress = serializers.IntegerField(min_value=0, max_value=100, help_text="0-100.")
@@ -193,12 +222,13 @@ class CaseDocumentsApi(TenantApiView):
 
     class InputSerializer(serializers.Serializer):
         # Empty files pass here: the service reports them with the other bad files, all at once.
-        files = serializers.ListField(
+        files = UploadFilesField(
             child=serializers.FileField(allow_empty_file=True),
             help_text=(
                 "One or more PDF, DOCX, TXT or EML (e-mail) files, or scans (PNG, JPEG, TIFF; read by "
-                "OCR): repeat the field for each. An e-mail's attachments of those types become "
-                "documents of their own when the e-mail is indexed."
+                "OCR): repeat the field for each, at most RAG_MAX_FILES_PER_UPLOAD (maxItems; more is "
+                "a 413). An e-mail's attachments of those types become documents of their own when "
+                "the e-mail is indexed."
             ),
         )
         title = serializers.CharField(
@@ -253,7 +283,14 @@ class CaseDocumentsApi(TenantApiView):
         parameters=[_CASE_ID],
         request={"multipart/form-data": InputSerializer},
         responses={
-            201: OutputSerializer,
+            201: OpenApiResponse(
+                OutputSerializer, description="At least one file was stored as a new document."
+            ),
+            200: OpenApiResponse(
+                OutputSerializer,
+                description="Nothing new was stored: every file is already in the case (`duplicate: "
+                "true`, the existing document) or retries a document whose ingestion failed.",
+            ),
             404: _CASE_NOT_FOUND,
             413: error_response(
                 "Too many files (RAG_MAX_FILES_PER_UPLOAD) or a file over RAG_MAX_UPLOAD_MB "
@@ -277,7 +314,8 @@ class CaseDocumentsApi(TenantApiView):
             "Every file is checked before anything is stored; if one is empty (400), too large (413) "
             "or of another type (415), nothing is stored and `details.files` lists each bad file "
             "(index, filename, error_type, message). The same bytes already in the case return the "
-            "existing document with `duplicate: true`. An e-mail (.eml) over RAG_EMAIL_MAX_PARTS MIME "
+            "existing document with `duplicate: true`, and an upload that stores nothing new answers "
+            "200 instead of 201, so uploading again is safe. An e-mail (.eml) over RAG_EMAIL_MAX_PARTS MIME "
             "parts or RAG_EMAIL_MAX_NESTING levels of nesting is refused (422 EmailTooComplex, found "
             "by a quick scan; nothing stored); the background job parses it and stores its "
             "attachments as documents of their own (`parent_id` = the e-mail, listed in its "
@@ -312,7 +350,9 @@ class CaseDocumentsApi(TenantApiView):
             result.document.duplicate = result.duplicate
             documents.append(result.document)
         body = self.OutputSerializer({"documents": documents}).data
-        return Response(body, status=status.HTTP_201_CREATED)
+        # Idempotent: sending the same files again creates nothing and says so.
+        created = any(result.created for result in results)
+        return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
 class DocumentDetailApi(TenantApiView):
@@ -332,7 +372,7 @@ class DocumentDetailApi(TenantApiView):
         jurisdiction = serializers.CharField(max_length=100, required=False, allow_blank=True)
         document_date = serializers.DateField(required=False, allow_null=True)
         sensitivity = serializers.ChoiceField(choices=Sensitivity.choices, required=False)
-        metadata = serializers.JSONField(required=False, help_text='A JSON object, e.g. {"party": "Acme"}.')
+        metadata = MetadataField(required=False, help_text='A JSON object, e.g. {"party": "Acme"}.')
 
         def validate_metadata(self, value) -> dict:
             return _metadata_object(value)

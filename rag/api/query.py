@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.urls import path, reverse
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiExample,
     OpenApiParameter,
@@ -55,8 +54,19 @@ STREAM_DESCRIPTION = (
     "`event: error` (the error body plus `status`). Errors before the first event are JSON."
 )
 
+# One event of the stream (rag.api.streaming), as OpenAPI tools read a text/event-stream schema.
+SSE_EVENT = {
+    "type": "object",
+    "properties": {
+        "event": {"type": "string", "enum": ["meta", "delta", "result", "error"]},
+        "data": {"type": "string", "description": "The event's JSON object (see the description)."},
+    },
+    "required": ["event", "data"],
+}
+
+# The orchestration spec's example without its `tenant_id`: the credential says the tenant, and
+# another tenant's id is a 403, so a copied example must not name one.
 _EXAMPLE_REQUEST = {
-    "tenant_id": "acme-law",
     "query": "What are the requirements for a valid contract?",
     "mode": "sync",
     "top_k": 5,
@@ -72,6 +82,10 @@ _EXAMPLE_REQUEST = {
     "follow_up_count": 2,
     "dry_run": False,
 }
+_EXAMPLE_TENANT_NOTE = (
+    "`tenant_id` is left out: the tenant is your credentials'. Given, it must be your own tenant's "
+    "slug or id (another tenant's is a 403)."
+)
 _EXAMPLE_RESPONSE = {
     "answer": "According to Section 10 of the Indian Contract Act, 1872 [1], a valid contract requires...",
     "message": None,
@@ -231,10 +245,12 @@ class QueryApi(AnswerShapedErrorsMixin, TenantApiView):
                 "dry_run true, the dry run instead (the prompt, no answer); async with a known "
                 "Idempotency-Key: the job it created, in the 202 shape. " + STREAM_DESCRIPTION,
             ),
-            (200, "text/event-stream"): OpenApiResponse(OpenApiTypes.STR, description=STREAM_DESCRIPTION),
+            (200, "text/event-stream"): OpenApiResponse(SSE_EVENT, description=STREAM_DESCRIPTION),
             202: OpenApiResponse(JobAcceptedSerializer, description="async: the job was queued."),
             **query_error_responses(
                 {
+                    400: "The request is not valid: an option or filter (details names it), no question "
+                    "(neither `query` nor `question`, e.g. `{}`), or both `query` and `question`.",
                     404: "A filter or template names something the tenant does not have.",
                     409: "The Idempotency-Key was used with another body, or is still running.",
                     415: "The body is not JSON.",
@@ -245,8 +261,18 @@ class QueryApi(AnswerShapedErrorsMixin, TenantApiView):
             ),
         },
         examples=[
-            OpenApiExample("Sync request", value=_EXAMPLE_REQUEST, request_only=True),
-            OpenApiExample("Async request", value={**_EXAMPLE_REQUEST, "mode": "async"}, request_only=True),
+            OpenApiExample(
+                "Sync request",
+                value=_EXAMPLE_REQUEST,
+                request_only=True,
+                description=_EXAMPLE_TENANT_NOTE,
+            ),
+            OpenApiExample(
+                "Async request",
+                value={**_EXAMPLE_REQUEST, "mode": "async"},
+                request_only=True,
+                description=_EXAMPLE_TENANT_NOTE,
+            ),
             OpenApiExample(
                 "Sync response", value=_EXAMPLE_RESPONSE, response_only=True, status_codes=["200"]
             ),

@@ -67,7 +67,10 @@ class QueryErrorSerializer(serializers.Serializer):
 
     answer = serializers.CharField(allow_null=True, help_text="Always null in an error.")
     citations = serializers.ListField(child=serializers.DictField(), help_text="Always [] in an error.")
-    confidence = serializers.FloatField(help_text="Always 0.0 in an error.")
+    confidence = serializers.FloatField(
+        help_text="Always 0.0 in an error: the service-interface spec's error field. An answer's is "
+        "`confidence_score` (the orchestration spec's response); each body keeps its own spec's name."
+    )
     error_type = serializers.CharField(help_text='E.g. "InvalidQuery", "OllamaUnavailable".')
     message = serializers.CharField()
     request_id = serializers.CharField(allow_null=True)

@@ -4,6 +4,7 @@ result dicts itself: rag.pipeline.result). Request validation stays in the pipel
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from rag.models import AuditStatus, DocType, SourceType
@@ -14,12 +15,31 @@ from rag.pipeline.config import (
     MAX_SOURCE_NAME,
     TOKEN_BUDGET_RANGE,
 )
+from rag.retrieval.filters import MAX_METADATA_KEY_LENGTH, MAX_VALUES
 from rag.retrieval.hybrid import MODES as SEARCH_MODES
 from rag.retrieval.service import MAX_TOP_K
-from ragsite.schema import strict_request
+from ragsite.schema import request_schema, strict_request
 from templates_admin.rendering import CITATION_STYLES, MAX_FOLLOW_UPS, RESPONSE_STYLES, STRICTNESS_LEVELS
 
 from .query_errors import QueryErrorSerializer
+
+_SCALARS = [{"type": "string"}, {"type": "number"}, {"type": "boolean"}]
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "nullable": True,
+        "additionalProperties": {
+            "oneOf": [
+                *_SCALARS,
+                {"type": "array", "items": {"oneOf": _SCALARS}, "minItems": 1, "maxItems": MAX_VALUES},
+            ]
+        },
+    }
+)
+class MetadataFilterField(serializers.DictField):
+    """What rag.retrieval.filters accepts: a flat object, each value a scalar or a list of them."""
 
 
 @strict_request
@@ -36,8 +56,11 @@ class FiltersSerializer(serializers.Serializer):
         required=False,
         help_text='Documents dated in one of these years (or whose metadata "year" is one).',
     )
-    metadata = serializers.DictField(
-        required=False, help_text='Document metadata that must match, e.g. {"party": "Acme", "year": 2023}.'
+    metadata = MetadataFilterField(
+        required=False,
+        help_text='Document metadata that must match, e.g. {"party": "Acme", "year": [2022, 2023]}: keys '
+        f"of 1 to {MAX_METADATA_KEY_LENGTH} characters, each value a string, number or boolean, or a list "
+        f"of 1 to {MAX_VALUES} of them (any one matches).",
     )
     source = serializers.CharField(
         required=False,
@@ -57,7 +80,9 @@ class QueryOptionsSerializer(serializers.Serializer):
     """Every per-request option of the pipeline (all optional; unknown ones are refused)."""
 
     tenant_id = serializers.CharField(
-        required=False, help_text="Optional; must be the tenant of your credentials (slug or id)."
+        required=False,
+        help_text="Optional: leave it out to ask your credentials' tenant. Given, it must be that "
+        "tenant's slug or id; another tenant's is a 403.",
     )
     top_k = serializers.IntegerField(min_value=1, max_value=MAX_TOP_K, required=False)
     similarity_threshold = serializers.FloatField(min_value=-1, max_value=1, required=False)
@@ -98,16 +123,17 @@ class ConfigMetadataSerializer(QueryOptionsSerializer):
 
 
 @strict_request
+@request_schema(oneOf=[{"required": ["query"]}, {"required": ["question"]}])
 class QueryRequestSerializer(QueryOptionsSerializer):
     query = serializers.CharField(
         required=False,
-        help_text="The question (at most RAG_MAX_QUERY_LENGTH characters). Required, unless given as "
-        "`question`.",
+        help_text="The question (at most RAG_MAX_QUERY_LENGTH characters). Exactly one of `query` and "
+        "`question` is given: neither or both is a 400.",
     )
     question = serializers.CharField(
         required=False,
         help_text="The same as `query` (the service-interface spec's `{question, filters}` body); "
-        "give one of the two.",
+        "give one of the two, never both (400).",
     )
     mode = serializers.ChoiceField(
         ["sync", "async", "agentic"],

@@ -9,6 +9,7 @@ is never searchable and a failure leaves the previous state of every other docum
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 from collections.abc import Iterable, Sequence
@@ -23,7 +24,14 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from ragsite.exceptions import ApplicationError, EmptyFile, IngestTimeout, InvalidInput, PayloadTooLarge
+from ragsite.exceptions import (
+    ApplicationError,
+    EmptyFile,
+    IngestTimeout,
+    InvalidInput,
+    NotFound,
+    PayloadTooLarge,
+)
 from tenants.models import Tenant
 
 from .. import selectors
@@ -401,10 +409,13 @@ def document_ingest(*, tenant: Tenant, document_id: int, enqueue_attachments: bo
     """Extract, chunk, embed and index one document; record failure on the document (IngestTimeout
     when the task's soft time limit, RAG_INGEST_TIME_LIMIT, interrupts it). An e-mail indexed for
     the first time stores its attachments as queued documents, scheduled unless
-    `enqueue_attachments` is False (the caller ingests them: `ingest_now`)."""
+    `enqueue_attachments` is False (the caller ingests them: `ingest_now`). NotFound when the
+    document is deleted before or while this runs: there is nothing left to index or to fail."""
     document = selectors.document_get(tenant=tenant, document_id=document_id)
     try:
         return _ingest(document, enqueue_attachments=enqueue_attachments)
+    except NotFound:
+        raise  # deleted meanwhile, not a failure of the document
     except SoftTimeLimitExceeded:
         limit = settings.RAG_INGEST_TIME_LIMIT
         error = IngestTimeout(
@@ -422,8 +433,7 @@ def document_ingest(*, tenant: Tenant, document_id: int, enqueue_attachments: bo
 
 def _ingest(document: Document, *, enqueue_attachments: bool) -> Document:
     _set_progress(document, progress=1, stage="extracting text", status=DocumentStatus.PROCESSING)
-    with document.file.open("rb") as stored:
-        content = stored.read()
+    content = _stored_content(document)
     kind = KIND_BY_MIME[document.mime_type]
     text_limits = _text_limits()
     found: list = []  # an e-mail's attachments to store as documents
@@ -497,11 +507,31 @@ def _ingest(document: Document, *, enqueue_attachments: bool) -> Document:
     return locked
 
 
+def _stored_content(document: Document) -> bytes:
+    """The uploaded file's bytes; NotFound if the document was deleted (its file goes with it)."""
+    try:
+        with document.file.open("rb") as stored:
+            return stored.read()
+    except FileNotFoundError:
+        if not Document.objects.filter(pk=document.pk).exists():
+            raise NotFound("Document not found.") from None
+        raise
+
+
+def _lock(document: Document) -> Document:
+    """The document's row, locked until the transaction ends; NotFound if it was deleted meanwhile
+    (a document may be deleted at any point of its ingestion)."""
+    try:
+        return Document.objects.select_for_update().get(pk=document.pk)
+    except Document.DoesNotExist:
+        raise NotFound("Document not found.") from None
+
+
 def _index_commit(document, extracted, chunks, found, enqueue_attachments, split) -> Document:
     """Replace the document's chunks, mark it ready and store the attachments `found` (appending
     each UploadResult to `split` as it is made), all in one transaction."""
     with transaction.atomic():
-        locked = Document.objects.select_for_update().get(pk=document.pk)
+        locked = _lock(document)
         Chunk.objects.filter(document=locked).delete()
         Chunk.objects.bulk_create(chunks, batch_size=500)
         locked.text = extracted.text
@@ -602,10 +632,11 @@ def _embed_with_reuse(document: Document, texts: list[str], hashes: list[str]) -
 
 
 def document_fail(document: Document, error_type: str, message: str) -> None:
-    """Mark the document failed with `error_type` and a message for its owner, its chunks removed."""
-    logger.warning("ingest failed", extra={"document_id": document.pk, "error_type": error_type})
+    """Mark the document failed with `error_type` and a message for its owner, its chunks removed.
+    NotFound if it was deleted meanwhile."""
     with transaction.atomic():
-        locked = Document.objects.select_for_update().get(pk=document.pk)
+        locked = _lock(document)
+        logger.warning("ingest failed", extra={"document_id": document.pk, "error_type": error_type})
         had_chunks = Chunk.objects.filter(document=locked).delete()[0] > 0
         locked.status = DocumentStatus.FAILED
         locked.error_type, locked.error_message = error_type, message
@@ -616,13 +647,14 @@ def document_fail(document: Document, error_type: str, message: str) -> None:
 
 
 def document_fail_unexpectedly(*, tenant: Tenant, document_id: int) -> None:
-    """Mark a document failed after an unexpected error or exhausted retries (called by the task)."""
-    document = selectors.document_get(tenant=tenant, document_id=document_id)
-    document_fail(
-        document,
-        "InternalError",
-        "Ingestion failed unexpectedly. Try reindexing; if it persists, contact support.",
-    )
+    """Mark a document failed after an unexpected error or exhausted retries (called by the task).
+    A document deleted meanwhile has nothing to mark."""
+    with contextlib.suppress(NotFound):
+        document_fail(
+            selectors.document_get(tenant=tenant, document_id=document_id),
+            "InternalError",
+            "Ingestion failed unexpectedly. Try reindexing; if it persists, contact support.",
+        )
 
 
 def document_reindex(*, tenant: Tenant, document_id: int) -> Document:

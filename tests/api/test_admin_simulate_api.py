@@ -147,7 +147,7 @@ def test_an_empty_corpus_still_simulates(admin_client):
         ({"query": 42}, "query"),
         ({"query": QUESTION, "show_prompt": "yes"}, "show_prompt"),
         ({"query": QUESTION, "show_context": None}, "show_context"),
-        ({"query": QUESTION, "dry_run": False}, "dry_run"),
+        ({"query": QUESTION, "dry_run": "false"}, "dry_run"),
         # run_query's own arguments are not options: they would impersonate the caller.
         ({"query": QUESTION, "reader": {"role": "owner"}}, "reader"),
         ({"query": QUESTION, "user_id": 1}, "user_id"),
