@@ -248,6 +248,15 @@ def _takes_effect(text: str) -> int | None:
     return None
 
 
+def _the_one_date(quote: Quote) -> Opening | None:
+    """The date `quote` gives, when it gives exactly one (with several, which one is asked is the
+    reader's to see)."""
+    found = {d.value for d in dates_in(quote.text)}
+    if len(found) != 1:
+        return None
+    return Opening(f"{readable(found.pop())} [{quote.source.citation_id}].")
+
+
 def _date(asked: kinds.Asked, quotes: list[Quote], same: list[Passage]) -> Opening | None:
     """An end date: computed from the term clause, or one the quote says the term ends on, or
     none at all ("until terminated"). A signing or effective date: the one the document gives its
@@ -264,8 +273,8 @@ def _date(asked: kinds.Asked, quotes: list[Quote], same: list[Passage]) -> Openi
                 return _computed(end, quote, located)
         opening = _endless(quotes) or _ends_on(quotes)
         return opening or _withheld(asked, quotes)
-    if not asked.event:
-        return None  # a date of what? the quotes answer
+    if not asked.event:  # "By when does Darren want our comments?": the lead quote's one date
+        return _the_one_date(quotes[0])
     if asked.event == kinds.EFFECTIVE:
         said = _takes_effect(quotes[0].text)
         if said is not None:  # the lead quote says when the agreement takes effect

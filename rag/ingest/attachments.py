@@ -83,8 +83,8 @@ def attachments_upload(*, email: Document, found: list[EmailAttachment], upload:
     """Upload each attachment in `found` (from `to_split`) with `upload` (`service.document_upload`)
     as a document of the e-mail's case with `parent` = the e-mail; returns their UploadResults.
 
-    An attachment inherits the e-mail's `fields` except its title, type and date, which are the
-    attachment's own (a contract sent by e-mail is not correspondence), and the e-mail's
+    An attachment takes `fields` (the e-mail's, but its own title and date, and the type chosen
+    for the upload: a contract sent by e-mail is not correspondence) and the e-mail's
     confidential readers. One whose bytes are already in the case is that document, left where it
     is (`duplicate=True`).
     """

@@ -35,7 +35,7 @@ from ragsite.exceptions import (
 from tenants.models import Tenant
 
 from .. import selectors
-from ..models import Case, Chunk, Document, DocumentStatus, IndexVersion, Sensitivity, TitleSource
+from ..models import Case, Chunk, DocType, Document, DocumentStatus, IndexVersion, Sensitivity, TitleSource
 from ..pipeline.sanitize import injection_findings, prepare_document_scans
 from . import attachments, embedding, limits, queue, scans, titles
 from .chunking import token_estimate
@@ -437,7 +437,13 @@ def _ingest(document: Document, *, enqueue_attachments: bool) -> Document:
     kind = KIND_BY_MIME[document.mime_type]
     text_limits = _text_limits()
     found: list = []  # an e-mail's attachments to store as documents
+    attachment_type = DocType.OTHER
     if kind == "eml":  # parsed here, in the worker, once bounded (EmailTooComplex)
+        # An e-mail is correspondence; the type chosen for its upload ("Contract") is what it
+        # carries: its attachments are typed so, and a doc_type filter finds the contract.
+        if document.doc_type not in (DocType.CORRESPONDENCE, DocType.OTHER):
+            attachment_type = document.doc_type
+        document.doc_type = DocType.CORRESPONDENCE
         message = parse_email(content)
         # Which attachments it lists as indexed depends on how deep it is nested.
         extracted = extract_email_message(message, depth=attachments.email_depth(document))
@@ -499,7 +505,9 @@ def _ingest(document: Document, *, enqueue_attachments: bool) -> Document:
     ]
     split: list[UploadResult] = []
     try:
-        locked = _index_commit(document, extracted, chunks, found, enqueue_attachments, split)
+        locked = _index_commit(
+            document, extracted, chunks, found, enqueue_attachments, split, attachment_type
+        )
     except Exception:
         _delete_stored_files(attachments.stored_files(split))  # nothing half-written
         raise
@@ -527,14 +535,17 @@ def _lock(document: Document) -> Document:
         raise NotFound("Document not found.") from None
 
 
-def _index_commit(document, extracted, chunks, found, enqueue_attachments, split) -> Document:
+def _index_commit(
+    document, extracted, chunks, found, enqueue_attachments, split, attachment_type
+) -> Document:
     """Replace the document's chunks, mark it ready and store the attachments `found` (appending
-    each UploadResult to `split` as it is made), all in one transaction."""
+    each UploadResult to `split` as it is made, typed `attachment_type`), all in one transaction."""
     with transaction.atomic():
         locked = _lock(document)
         Chunk.objects.filter(document=locked).delete()
         Chunk.objects.bulk_create(chunks, batch_size=500)
         locked.text = extracted.text
+        locked.doc_type = document.doc_type
         locked.page_count = len(extracted.pages)
         locked.page_starts = [page.start for page in extracted.pages]
         locked.ocr_confidence = {str(page): value for page, value in extracted.ocr_confidence.items()}
@@ -553,8 +564,9 @@ def _index_commit(document, extracted, chunks, found, enqueue_attachments, split
                 split.append(document_upload(enqueue=enqueue_attachments, **kwargs))
                 return split[-1]
 
-            own = DocumentFields(  # the e-mail's, but the title, type and date are the attachment's
+            own = DocumentFields(  # the e-mail's, but the title and date are the attachment's
                 source_type=locked.source_type,
+                doc_type=attachment_type,
                 jurisdiction=locked.jurisdiction,
                 sensitivity=locked.sensitivity,
                 metadata=locked.metadata,

@@ -97,10 +97,29 @@ def test_an_email_and_its_attachments_become_ready_documents_linked_to_it(case, 
     assert (email.title, email.title_source) == ("mail", TitleSource.FILE_NAME)
     assert email.text_title == "Draft share purchase agreement — Alice Smith, 2025-03-04"
     assert email.document_date == date(2025, 3, 4)
-    assert (pdf.document_date, pdf.doc_type) == (None, "other")  # the attachment's own, not the e-mail's
+    assert pdf.document_date is None  # the attachment's own, not the e-mail's
+    # No type chosen: the e-mail is correspondence, its attachments "other".
+    assert (email.doc_type, pdf.doc_type, forwarded.doc_type) == ("correspondence", "other", "correspondence")
     assert notes.text == NOTE.decode()
     assert "five million for the shares" in forwarded.text and forwarded.title.startswith("Original offer")
     assert not Document.objects.filter(case=case, original_filename="budget.xlsx").exists()
+
+
+def test_an_email_uploaded_as_a_contract_is_correspondence_and_its_attachment_the_contract(case, upload):
+    """The type chosen for an e-mail's upload ("Contract") is what it carries: a doc_type=contract
+    search finds the attached contract, not the covering e-mail."""
+    from rag.retrieval.filters import SearchFilters
+    from rag.retrieval.service import retrieve
+
+    msg = message(plain="Darren,\n\nThe signed supply agreement is attached.\n\nAlice")
+    attach(msg, "supply.txt", b"SUPPLY AGREEMENT. The Supplier shall deliver widgets monthly.", "text/plain")
+    result = upload(case, "mail.eml", content=eml(msg), doc_type="contract")
+    email, contract = _family(case, result.document.pk)
+    assert (email.doc_type, contract.doc_type) == ("correspondence", "contract")
+    found = retrieve(
+        tenant=case.tenant, query="supply agreement widgets", filters=SearchFilters(doc_types=("contract",))
+    )
+    assert {passage.document_id for passage in found.passages} == {contract.pk}
 
 
 def test_the_uploaders_title_and_date_win_over_the_emails(case, upload):

@@ -488,3 +488,13 @@ def test_a_term_running_until_terminated_is_no_period_a_later_quote_gives():
     )
     found = opening("How long does it last?", [Quote(endless, endless.text), Quote(later, later.text)], [])
     assert found.sentence == "No fixed end: it runs until terminated [1]."
+
+
+def test_a_date_asked_of_no_known_event_is_the_one_the_lead_quote_gives():
+    """ "By when does Darren want our comments?": the e-mail's one date, stated first; with two
+    dates in the quote, which one is meant is left to the reader."""
+    one = source("1", "He would like our comments on the addendum by Friday, December 15, 2017.", 3)
+    assert first("By when does Darren want our comments?", one).sentence == "15 December 2017 [1]."
+    two = source("1", "Comments by December 15, 2017; signature by January 5, 2018.", 3)
+    assert first("By when does Darren want our comments?", two) is None
+    assert first("By when does Darren want our comments?", source("1", "As soon as you can.", 3)) is None
