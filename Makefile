@@ -18,7 +18,7 @@ export REDIS_URL
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: run test install lint format migrate demo clean-db audit natural
+.PHONY: run test install lint format migrate demo clean-db audit natural ocr
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-models.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -41,7 +41,21 @@ migrate: install
 demo: migrate
 	$(PY) manage.py demo_setup --url http://127.0.0.1:$(PORT)
 
-run: demo
+# OCR for scans is Debian's Tesseract (a system package, as .ci/run and the Dockerfile install it):
+# installed here when we may (root with apt-get); otherwise the command to run is printed.
+TESSDATA := /usr/share/tesseract-ocr/5/tessdata/eng.traineddata
+ocr:
+	@if command -v tesseract >/dev/null && [ -e $(TESSDATA) ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "Installing Tesseract (OCR for scanned PDFs and images)..."; \
+	  apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+	    tesseract-ocr tesseract-ocr-eng >/dev/null || echo "Could not install Tesseract: scans will fail."; \
+	else \
+	  echo "OCR is not installed: scanned PDFs and images will fail to index. Install it with:"; \
+	  echo "  sudo apt-get install -y tesseract-ocr tesseract-ocr-eng"; \
+	fi
+
+run: demo ocr
 	$(PY) manage.py serve --stop-db 127.0.0.1:$(PORT)
 
 test: install
