@@ -71,6 +71,17 @@ def test_a_question_asked_across_the_firm_names_the_matter_of_the_documents_it_c
     assert lines["Matter"] == "Acme v. Globex" and lines["Client"] == "Acme Corp"
 
 
+def test_a_conversation_memo_is_re_its_first_question_and_how_many_followed(corpus, case, lawyer):
+    for question in (QUESTION, "Which law governs the master services agreement?"):
+        body = {"query": question, "conversation_id": "conv-memo", "filters": {"case_ids": [case.pk]}}
+        assert lawyer.post(QUERY, body, content_type="application/json").status_code == 200
+    memo = lawyer.get("/conversations/conv-memo/memo.docx")
+    assert memo.status_code == 200
+    lines = _lines(docx.Document(io.BytesIO(memo.content)))
+    assert lines["Re"] == f"{QUESTION} (and 1 follow-up question)"
+    assert lines["From"] == "Jane Roe" and lines["Matter"] == "Acme v. Globex"
+
+
 def test_a_firm_words_its_own_legend(corpus, tenant, lawyer):
     tenant.memo_legend = "Confidential: prepared at the request of counsel"
     tenant.save(update_fields=["memo_legend"])
