@@ -63,7 +63,8 @@ def test_an_invented_citation_is_re_run_strictly_stripped_and_disclaimed(tenant,
     flags = result["flags"]
     assert flags["hallucination_detected"] is True and flags["hallucination_warning"] is True
     assert flags["invalid_citations"] == ["9"]
-    assert flags["mitigation_applied"] == ["re-run", "removed", "disclaimer"]
+    assert flags["mitigations_applied"] == ["re-run", "removed", "disclaimer"]
+    assert flags["mitigation_applied"] == "disclaimer"  # the spec's one value: what the answer was left with
     assert flags["needs_verification"] is True
     provenance = result["provenance"]
     assert provenance["model_calls"] == 3 and provenance["tokens_used"] == 3 * 150
@@ -83,7 +84,7 @@ def test_re_runs_are_bounded_by_the_setting(tenant, corpus, fake_provider, setti
     provider = fake_provider(INVENTED)
     result = run_query(tenant=tenant, question=QUESTION).result
     assert provider.calls == 1 + retries
-    mitigation = result["flags"]["mitigation_applied"]
+    mitigation = result["flags"]["mitigations_applied"]
     assert ("re-run" in mitigation) == (retries > 0)
     assert mitigation[-2:] == ["removed", "disclaimer"]
     assert "[9]" not in result["answer"]
@@ -100,7 +101,8 @@ def test_a_correct_re_run_is_kept(tenant, corpus, fake_provider):
     assert result["follow_up_questions"][0] == "How long does it last?"
     assert result["flags"]["hallucination_detected"] is True  # the first answer's, reported
     assert result["flags"]["invalid_citations"] == ["9"]
-    assert result["flags"]["mitigation_applied"] == ["re-run"]
+    assert result["flags"]["mitigations_applied"] == ["re-run"]
+    assert result["flags"]["mitigation_applied"] == "re-run"
     assert result["provenance"]["verification"]["invalid_citations"] == []
     assert result["flags"]["needs_verification"] is False  # the returned answer passed every check
 
@@ -113,7 +115,7 @@ def test_an_uncited_re_run_does_not_replace_a_cited_answer(tenant, corpus, fake_
     assert provider.calls == 3
     assert result["answer"] is not None and result["citations"]  # the first answer, mitigated
     assert "[9]" not in result["answer"]
-    assert result["flags"]["mitigation_applied"] == ["re-run", "removed", "disclaimer"]
+    assert result["flags"]["mitigations_applied"] == ["re-run", "removed", "disclaimer"]
 
 
 @pytest.mark.django_db
@@ -142,7 +144,7 @@ def test_a_misquote_that_leaves_nothing_valid_is_i_dont_know(tenant, corpus, fak
     assert result["citations"] == []
     assert result["provenance"]["not_found_reason"] == "no_valid_citations"
     assert result["flags"]["hallucination_detected"] is True
-    assert "removed" in result["flags"]["mitigation_applied"]
+    assert "removed" in result["flags"]["mitigations_applied"]
     assert misquote not in str(result)
 
 
