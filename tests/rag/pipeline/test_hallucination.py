@@ -2,6 +2,9 @@
 RAG_MAX_RETRIES_ON_HALLUCINATION), stripped citations, disclaimers and flags; "I don't know" when
 nothing valid is left; provider failures propagate typed and are audited."""
 
+import json
+import logging
+
 import pytest
 from prometheus_client import REGISTRY
 
@@ -10,6 +13,7 @@ from rag.pipeline.result import NOT_FOUND_MESSAGE
 from rag.pipeline.run import run_query
 from rag.pipeline.stages.answer import RERUN_NOTE, UNVERIFIED_DISCLAIMER
 from ragsite.exceptions import GenerationTimeout, LLMUnavailable
+from ragsite.logging import JsonFormatter
 
 QUESTION = "Is there a confidentiality clause?"
 STRICT = "You MUST ONLY use provided sources. Cite EVERY claim."
@@ -163,6 +167,30 @@ def test_an_answer_without_citations_is_i_dont_know(tenant, corpus, fake_provide
     assert result["citations"] == [] and result["follow_up_questions"] == []
     assert result["provenance"]["not_found_reason"] == "no_valid_citations"
     assert result["flags"]["needs_verification"] is True
+
+
+@pytest.mark.django_db
+def test_an_uncited_answer_logs_a_warning_with_the_request_id(tenant, corpus, fake_provider, caplog):
+    """The spec's NoCitationsFound: a warning with the request id and the model's reply."""
+    fake_provider({"answer": "Yes, there is a strict clause.", "citations": [], "confidence": 0.95})
+    with caplog.at_level(logging.WARNING, logger="rag.query"):
+        result = run_query(tenant=tenant, question=QUESTION).result
+    [record] = [r for r in caplog.records if getattr(r, "event", None) == "no_citations_found"]
+    assert record.levelno == logging.WARNING and "NoCitationsFound" in record.getMessage()
+    assert record.request_id == result["request_id"] and record.tenant_id == tenant.pk
+    assert "Yes, there is a strict clause." in record.llm_output
+    assert QUESTION not in record.getMessage() + json.dumps(vars(record), default=str)
+    # As the JSON log line shows it.
+    line = json.loads(JsonFormatter().format(record))
+    assert line["request_id"] == result["request_id"] and line["event"] == "no_citations_found"
+
+
+@pytest.mark.django_db
+def test_a_cited_answer_logs_no_such_warning(tenant, corpus, fake_provider, caplog):
+    fake_provider(CORRECT)
+    with caplog.at_level(logging.WARNING, logger="rag.query"):
+        run_query(tenant=tenant, question=QUESTION)
+    assert not [r for r in caplog.records if getattr(r, "event", None) == "no_citations_found"]
 
 
 @pytest.mark.django_db
