@@ -224,6 +224,7 @@ def test_an_ambiguous_question_names_the_candidates_and_a_button_asks_about_one(
         "request",
         lambda request: bodies.append(request.post_data_json) if request.url.endswith("/rag/query") else None,
     )
+    page.set_viewport_size({"width": 1366, "height": 900})  # #36: a lawyer's laptop
     log_in(page, live_server, staff_user)
     page.goto(f"{live_server.url}/ask/")
     page.fill("#question", "What law governs the sponsorship agreement?")
