@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+import snowballstemmer
+
 from rag.ingest.chunking import BLANK_CHARS, sentence_breaks
 
 from .identifiers import python_regex
@@ -103,8 +105,19 @@ def _strip_suffix(word: str, rules: tuple[tuple[str, str, int], ...]) -> tuple[s
     return word, ""
 
 
+_SNOWBALL = snowballstemmer.stemmer("english")
+
+
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
+    """The Snowball English stem of one lower-case word, as PostgreSQL's `english` search
+    configuration stems it (so a snippet matches what keyword search matched): "terminated" ->
+    "termin", "parties" -> "parti"; "licensee" and "licensor" stay apart."""
+    return _SNOWBALL.stemWord(word) if word.isalpha() else word
+
+
+@lru_cache(maxsize=65536)
+def light_stem(word: str) -> str:
     """A light, rule-based stem of one lower-case word: "terminated" -> "termin", "licensee" ->
     "licens", "parties" -> "party". Not linguistics, consistency: see the suffix tables above."""
     if len(word) <= 3 or not word.isalpha():
