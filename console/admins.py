@@ -10,15 +10,18 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpResponseRedirect
+from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
 
 from rag.admin import AUDIT_RECORD_FIELDS, audit_csv_response
-from rag.models import AuditLog
+from rag.models import AuditLog, Case, QueryJob
 from rag.pipeline.preview import SAMPLE_QUESTION
+from rag.queries.caller import Caller
+from rag.queries.withheld import checked_row
 from rag.selectors import AUDIT_FLAGS, audit_list, audit_outside_walls, walled_case_ids
 from ragsite.exceptions import NotFound
 from templates_admin import admin_pages as template_admin_pages
@@ -28,12 +31,48 @@ from templates_admin.admin import PromptTemplateVersionInline
 from templates_admin.models import PromptTemplate
 from tenants import services as tenant_services
 from tenants.models import ApiKey, Role
-from tenants.selectors import api_key_list
+from tenants.selectors import api_key_list, owned_list
 
-from .scoped import ReadOnlyTenantAdmin, TenantScopedAdmin, asker
-from .site import site
+from .scoped import PageAnnotatedChangeList, ReadOnlyTenantAdmin, TenantScopedAdmin, asker
+from .site import console_credential, site
 
 QUESTION_PREVIEW_LENGTH = 120
+
+
+def one_line(text: str) -> str:
+    """`text` on one line, cut to QUESTION_PREVIEW_LENGTH characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= QUESTION_PREVIEW_LENGTH else text[: QUESTION_PREVIEW_LENGTH - 1] + "…"
+
+
+def console_caller(request) -> Caller:
+    """The console's user as the staff UI and the API see them: their role decides the
+    confidential text they may read, the walls they are not on hide cases."""
+    credential = console_credential(request)
+    return Caller(tenant=credential.tenant, role=credential.role, user_id=request.user.pk)
+
+
+def scoped_case_ids(options: dict | None) -> list[int]:
+    """The case ids a question was scoped to (`filters.case_ids`, numbers or numeric strings)."""
+    filters = options.get("filters") if isinstance(options, dict) else None
+    ids = filters.get("case_ids") if isinstance(filters, dict) else None
+    if not isinstance(ids, list):
+        return []
+    return [int(pk) for pk in ids if isinstance(pk, int) or (isinstance(pk, str) and pk.isdigit())]
+
+
+def audit_mode(row: AuditLog, job_mode: str | None) -> str:
+    """How the question was asked: "sync", "async" (a job), "agentic", "dry run", or what asked on
+    the caller's behalf ("review table"). The row keeps the options; a job keeps its mode."""
+    options = row.options if isinstance(row.options, dict) else {}
+    origin = (row.flags or {}).get("origin")
+    if origin:
+        return str(origin).replace("_", " ")
+    if options.get("dry_run") is True:
+        return "dry run"
+    if options.get("agentic") is True:  # the API's mode "agentic" (or an async job run agentically)
+        return "agentic" if job_mode in (None, "sync") else f"{job_mode}, agentic"
+    return job_mode or "sync"
 
 
 # --- Audit log --------------------------------------------------------------------------------
@@ -44,14 +83,34 @@ class ConsoleAuditLogAdmin(ReadOnlyTenantAdmin):
     """The firm's question log: read-only (rows are append-only), filterable, exportable as CSV."""
 
     change_list_template = "console/auditlog/change_list.html"
-    list_display = ["created_at", "caller", "status", "question", "template_id", "confidence", "raised_flags"]
+    list_display = [
+        "created_at",
+        "caller",
+        "status",
+        "mode",
+        "case",
+        "question",
+        "template_id",
+        "confidence",
+        "raised_flags",
+    ]
     list_display_links = ["created_at", "question"]
     list_filter = ["status", "created_at", "template_id", "cache_hit"]
     date_hierarchy = "created_at"
     search_fields = ["=request_id", "query"]
     search_help_text = "An exact request id, or words of the question."
     actions = ["export_selected_csv"]
-    fields = ["created_at", *AUDIT_RECORD_FIELDS, "flags"]
+    # The answer and its citations follow the question; the record's other fields after them.
+    fields = [
+        "created_at",
+        "mode",
+        "case",
+        *AUDIT_RECORD_FIELDS[: AUDIT_RECORD_FIELDS.index("search_query") + 1],
+        "answer",
+        "citations",
+        *AUDIT_RECORD_FIELDS[AUDIT_RECORD_FIELDS.index("search_query") + 1 :],
+        "flags",
+    ]
     readonly_fields = fields
 
     def tenant_queryset(self, request):
@@ -61,18 +120,90 @@ class ConsoleAuditLogAdmin(ReadOnlyTenantAdmin):
                 audit_list(tenant=tenant), walled_case_ids(tenant=tenant, user_id=request.user.pk)
             )
             .select_related("user")
-            .defer("options", "result")
+            .defer("result")
         )
+
+    def get_changelist(self, request, **kwargs):
+        return PageAnnotatedChangeList
+
+    def annotate_page(self, request, rows: list[AuditLog]) -> None:
+        """Each row's job mode (async jobs keep it) and the names of the cases it was scoped to."""
+        tenant = self.active_tenant(request)
+        jobs = dict(
+            owned_list(QueryJob, tenant=tenant)
+            .filter(request_id__in=[row.request_id for row in rows])
+            .values_list("request_id", "mode")
+        )
+        names = self._case_names(request, {pk for row in rows for pk in scoped_case_ids(row.options)})
+        for row in rows:
+            row.job_mode = jobs.get(row.request_id)
+            row.case_names = [names[pk] for pk in scoped_case_ids(row.options) if pk in names]
+
+    def _case_names(self, request, ids) -> dict[int, str]:
+        tenant = self.active_tenant(request)
+        cases = owned_list(Case, tenant=tenant).filter(pk__in=ids)
+        # A row scoped to a walled case is not listed at all; this keeps the names out regardless.
+        cases = cases.exclude(pk__in=walled_case_ids(tenant=tenant, user_id=request.user.pk))
+        return dict(cases.values_list("pk", "name"))
+
+    def get_object(self, request, object_id, from_field=None):
+        """The row as its reader may see it now (rag.queries.withheld, as the staff UI's answer
+        page and the API): about a walled case, not found; drawing on a confidential document the
+        reader may not read, its answer and citations withheld."""
+        row = super().get_object(request, object_id, from_field)
+        try:
+            row = checked_row(console_caller(request), row)
+        except NotFound:
+            raise Http404("No audit log with this id.") from None
+        self.annotate_page(request, [row])
+        return row
 
     @admin.display(description="Caller")
     def caller(self, obj):
         return asker(obj)
 
+    @admin.display(description="Mode")
+    def mode(self, obj):
+        return audit_mode(obj, getattr(obj, "job_mode", None))
+
+    @admin.display(description="Case")
+    def case(self, obj):
+        return ", ".join(getattr(obj, "case_names", ())) or "-"
+
     @admin.display(description="Question")
     def question(self, obj):
         """The question cut to one line's worth; the detail page has it in full."""
-        text = " ".join(obj.query.split())
-        return text if len(text) <= QUESTION_PREVIEW_LENGTH else text[: QUESTION_PREVIEW_LENGTH - 1] + "…"
+        return one_line(obj.query)
+
+    @admin.display(description="Answer")
+    def answer(self, obj):
+        result = obj.result if isinstance(obj.result, dict) else {}
+        text = result.get("answer") or result.get("message")
+        if not text:
+            return "-"
+        return format_html('<p class="audit-answer">{}</p>', text)
+
+    @admin.display(description="Citations")
+    def citations(self, obj):
+        """Each cited passage: its number, title, pages and the quoted snippet."""
+        result = obj.result if isinstance(obj.result, dict) else {}
+        cited = [item for item in result.get("citations") or () if isinstance(item, dict)]
+        if not cited:
+            return "-"
+        items = format_html_join(
+            "",
+            '<li value="{}"><strong>{}</strong>, {}<span class="citation-snippet">{}</span></li>',
+            (
+                (
+                    _citation_number(item),
+                    item.get("title") or "-",
+                    _pages(item.get("page"), item.get("page_end")),
+                    item.get("snippet") or "",
+                )
+                for item in cited
+            ),
+        )
+        return format_html('<ol class="audit-citations">{}</ol>', items)
 
     @admin.display(description="Flags")
     def raised_flags(self, obj):
@@ -97,6 +228,17 @@ class ConsoleAuditLogAdmin(ReadOnlyTenantAdmin):
         except IncorrectLookupParameters:
             return HttpResponseRedirect(reverse("manage:rag_auditlog_changelist") + "?e=1")
         return audit_csv_response(changelist.queryset)
+
+
+def _citation_number(item: dict) -> str:
+    number = str(item.get("citation_id") or "")
+    return number if number.isdigit() else ""
+
+
+def _pages(start, end) -> str:
+    if start is None:
+        return "page unknown"
+    return f"p. {start}" if end in (None, start) else f"pp. {start}-{end}"
 
 
 # --- Prompt templates ---------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.actions import delete_selected as django_delete_selected
 from django.contrib.admin.utils import unquote
@@ -352,6 +353,7 @@ class ConsoleInvitationAdmin(_FirmRoles, WriteRefusedMixin, TenantScopedAdmin):
         for field in ("pk", "tenant", "identifier", "status", "created_at", "expires_at"):
             setattr(obj, field, getattr(invitation, field))
         self.message_user(request, _invited_message(invitation))
+        _say_where_mail_went(self, request)
 
     def response_add(self, request, obj, post_url_continue=None):
         # Django's "was added successfully" would name the object; the message above says it all.
@@ -371,6 +373,7 @@ class ConsoleInvitationAdmin(_FirmRoles, WriteRefusedMixin, TenantScopedAdmin):
                 sent.append(invitation.identifier)
         if sent:
             self.message_user(request, f"Invitations renewed for: {', '.join(sent)}.")
+            _say_where_mail_went(self, request)
         else:
             self.message_user(request, "None of the selected invitations is pending.", messages.WARNING)
 
@@ -389,9 +392,39 @@ class ConsoleInvitationAdmin(_FirmRoles, WriteRefusedMixin, TenantScopedAdmin):
 def _invited_message(invitation: Invitation) -> str:
     """The reply to an invitation: the same for every identifier of a kind, whether or not an
     account exists (an address is always mailed)."""
-    if "@" in invitation.identifier:
+    if "@" in invitation.identifier and undelivered_mail() is None:
         return (
             f"An invitation e-mail was sent to {invitation.identifier}. It is pending until accepted "
             "with its link."
         )
+    if "@" in invitation.identifier:  # _say_where_mail_went says where the e-mail went
+        return f"The invitation for {invitation.identifier} is pending until accepted with its link."
     return f"The invitation for {invitation.identifier} is pending until they accept it."
+
+
+# E-mail backends that deliver nothing, and where the message goes instead.
+UNDELIVERED = {
+    "django.core.mail.backends.console.EmailBackend": "printed on the server's output (its console log)",
+    "django.core.mail.backends.locmem.EmailBackend": "kept in the server's memory (the test outbox)",
+    "django.core.mail.backends.filebased.EmailBackend": "written to a file on the server",
+    "django.core.mail.backends.dummy.EmailBackend": "discarded",
+}
+
+
+def undelivered_mail() -> str | None:
+    """Where e-mail goes when this server delivers none (EMAIL_URL unset: consolemail://), or None
+    when it is handed to a mail server."""
+    return UNDELIVERED.get(settings.EMAIL_BACKEND)
+
+
+def _say_where_mail_went(model_admin, request) -> None:
+    # "An e-mail was sent" was untrue on a server printing mail to its log: say where it went.
+    where = undelivered_mail()
+    if where:
+        model_admin.message_user(
+            request,
+            f"This server delivers no e-mail: invitation e-mails are {where}, not sent to anyone "
+            "(the link is in them). To mail invitations, set EMAIL_URL to your mail server, e.g. "
+            "smtp+tls://user:password@mail.example.com:587 (docs/configuration.md).",
+            messages.WARNING,
+        )

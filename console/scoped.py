@@ -10,6 +10,7 @@ one is. Foreign-key choices are limited to the tenant's rows (or its members, fo
 from __future__ import annotations
 
 from django.contrib import admin
+from django.contrib.admin.views.main import ChangeList
 from django.contrib.auth import get_user_model
 from django.http import Http404
 
@@ -101,6 +102,16 @@ class ReadOnlyTenantAdmin(TenantScopedAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+class PageAnnotatedChangeList(ChangeList):
+    """A change list whose page of rows gets what it shows from other tables in one query per
+    table (`model_admin.annotate_page`), not one per row. The rows are read here once; the list
+    renders these same objects (the queryset keeps them)."""
+
+    def get_results(self, request):
+        super().get_results(request)
+        self.model_admin.annotate_page(request, list(self.result_list))
 
 
 def asker(obj) -> object:

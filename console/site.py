@@ -14,6 +14,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from django import forms
+from django.conf import settings
 from django.contrib.admin import AdminSite
 from django.contrib.auth.forms import AuthenticationForm
 from django.urls import NoReverseMatch, reverse
@@ -27,14 +28,22 @@ from tenants.models import Role
 from .pages import SitePagesMixin
 
 MINIMUM_ROLE = Role.ADMIN
+# Every refusal says what the console is first: a member who follows a link here learns why it is
+# not for them, not only that it is not.
+CONSOLE_PURPOSE = (
+    "The firm admin console is where a firm's admins and owners manage its prompt templates, ranking "
+    "weights, members and API keys and read its audit log."
+)
 REFUSED_MESSAGE = (
-    "The firm admin console is for your firm's admins and owners. Your role in {tenant} is {role}: "
+    CONSOLE_PURPOSE + " It is for your firm's admins and owners. Your role in {tenant} is {role}: "
     "ask an admin of your firm, or switch to a firm where you are an admin."
 )
-NO_TENANT_MESSAGE = "You are not a member of any firm, so there is no firm admin console for you."
+NO_TENANT_MESSAGE = (
+    CONSOLE_PURPOSE + " You are not a member of any firm, so there is no firm admin console for you."
+)
 CHOOSE_TENANT_MESSAGE = (
-    "You belong to several firms: choose the firm to work in on your firms page (/accounts/firms/) "
-    "first, then open the firm admin console."
+    CONSOLE_PURPOSE + " You belong to several firms: choose the firm to work in on your firms page "
+    "(/accounts/firms/) first, then open the firm admin console."
 )
 
 
@@ -126,6 +135,8 @@ class TenantAdminSite(SitePagesMixin, AdminSite):
         context["console_memberships"] = (
             list(tenant_selectors.membership_list_for_user(user=request.user)) if credential else []
         )
+        # Prompts change nothing while the offline provider answers: the template pages say so.
+        context["offline_provider"] = settings.RAG_LLM_PROVIDER.strip().lower() == "extractive"
         return context
 
     # The index in a firm's words: what the operator site calls "Tenants" is the firm here.

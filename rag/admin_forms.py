@@ -15,6 +15,7 @@ from tenants.models import Tenant
 
 from . import services
 from .models import RANKING_WEIGHT_MAX, RankingWeights
+from .retrieval.ranking import RECENCY_BANDS
 from .retrieval.service import MAX_TOP_K
 
 # Enough rows to see an order change; the preview runs a real search for each submit.
@@ -25,8 +26,17 @@ def _tenant_field() -> forms.ModelChoiceField:
     return forms.ModelChoiceField(queryset=Tenant.objects.filter(is_active=True).order_by("name"))
 
 
-def _weight_field(label: str) -> forms.FloatField:
-    return forms.FloatField(label=label, min_value=0.0, max_value=RANKING_WEIGHT_MAX)
+def _weight_field(label: str, help_text: str = "") -> forms.FloatField:
+    return forms.FloatField(label=label, min_value=0.0, max_value=RANKING_WEIGHT_MAX, help_text=help_text)
+
+
+# Said where the weight is set: raising it does nothing for a corpus of undated documents.
+RECENCY_HELP = (
+    "Boosts a passage by its document's date: "
+    + ", ".join(f"{boost:g} up to {days} days old" for days, boost in RECENCY_BANDS)
+    + ", 0 when older. A document without a date gets 0, so this weight does nothing for undated "
+    "documents: set their date on the document's page."
+)
 
 
 class TenantRankingTuneForm(forms.Form):
@@ -36,7 +46,7 @@ class TenantRankingTuneForm(forms.Form):
     tenant is the session's); `RankingTuneForm` adds a tenant field for the operator site."""
 
     similarity_weight = _weight_field("Similarity weight")
-    recency_weight = _weight_field("Recency weight")
+    recency_weight = _weight_field("Recency weight", RECENCY_HELP)
     trust_weight = _weight_field("Trust weight")
     normalize = forms.BooleanField(
         required=False, help_text="Scale the three weights to sum to 1 (their proportions are kept)."

@@ -51,11 +51,15 @@ def tune_preview(form, *, tenant: Tenant, reader: Reader | None = None) -> dict 
     except ApplicationError as exc:  # e.g. InvalidQuery, VectorStoreUnavailable
         form.add_error(None, exc.message)
         return None
+    shown = {passage.chunk_id: passage for passage in [*before.passages, *after.passages]}
     return {
         "tenant": tenant,
         "current": current,
         "proposed": proposed,
         "rows": ranking_comparison(before.passages, after.passages),
+        # Recency gives these nothing whatever its weight (rag.retrieval.ranking.recency_boost).
+        "undated": sum(1 for passage in shown.values() if passage.date is None),
+        "passages": len(shown),
     }
 
 

@@ -4,8 +4,16 @@ settings make every task run eagerly in the calling process."""
 import os
 
 from celery import Celery
-from celery.signals import before_task_publish, celeryd_init, task_postrun, task_prerun, worker_process_init
+from celery.signals import (
+    before_task_publish,
+    celeryd_init,
+    task_postrun,
+    task_prerun,
+    worker_process_init,
+    worker_process_shutdown,
+)
 
+from ragsite import multiprocess_metrics
 from ragsite.request_id import get_request_id, reset_request_id, set_request_id
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ragsite.settings.local")
@@ -99,3 +107,10 @@ def _warm_models(**_kwargs):
         from rag.warmup import warm_in_background
 
         warm_in_background()
+
+
+# A pool process that exits (max tasks per child, a crash) leaves its counts to the shared metrics
+# directory, but its live gauges must go (gunicorn's child_exit does the same for web workers).
+@worker_process_shutdown.connect
+def _mark_metrics_dead(**_kwargs):
+    multiprocess_metrics.mark_dead()

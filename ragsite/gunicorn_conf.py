@@ -1,13 +1,14 @@
 """gunicorn settings for production (`gunicorn -c python:ragsite.gunicorn_conf ragsite.wsgi`).
 
 gthread workers keep connections alive between requests. With PROMETHEUS_MULTIPROC_DIR set, every
-worker writes its metrics there and /metrics (and each tenant's admin/metrics) add them up; the
-directory is emptied at start and a dead worker's live gauges are dropped.
+worker (and every Celery worker sharing the directory) writes its metrics there and /metrics (and
+each tenant's admin/metrics) add them up (ragsite/multiprocess_metrics.py): at start the files of
+an earlier run are removed, and a dead worker's live gauges are dropped.
 """
 
 import os
-import shutil
-from pathlib import Path
+
+from ragsite import multiprocess_metrics
 
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY", "3"))
@@ -18,10 +19,8 @@ keepalive = 5
 
 
 def on_starting(server):
-    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
-    if directory:
-        shutil.rmtree(directory, ignore_errors=True)  # counts of an earlier run must not add up
-        Path(directory).mkdir(parents=True, exist_ok=True)
+    # Not the whole directory: Celery workers sharing it are still counting.
+    multiprocess_metrics.remove_dead_files()
 
 
 def post_worker_init(worker):
@@ -31,7 +30,4 @@ def post_worker_init(worker):
 
 
 def child_exit(server, worker):
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        from prometheus_client import multiprocess
-
-        multiprocess.mark_process_dead(worker.pid)
+    multiprocess_metrics.mark_dead(worker.pid)

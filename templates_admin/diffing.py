@@ -102,4 +102,6 @@ def snapshot_diff(old: dict, new: dict, *, context: int = CONTEXT_LINES) -> list
 
 
 def _text(value) -> str:
-    return "" if value is None else str(value)
+    # A browser posts a textarea with \r\n line endings, a built-in or an API write has \n: the same
+    # text either way, so an untouched field must not diff as changed.
+    return "" if value is None else str(value).replace("\r\n", "\n").replace("\r", "\n")

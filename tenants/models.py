@@ -15,6 +15,8 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.utils import timezone
 
+DEFAULT_MEMO_LEGEND = "Privileged & Confidential \u2014 Attorney Work Product"
+
 
 class Tenant(models.Model):
     slug = models.SlugField(max_length=63, unique=True)
@@ -36,6 +38,12 @@ class Tenant(models.Model):
         null=True,
         blank=True,
         help_text="Documents queued or processing. Empty: RAG_TENANT_MAX_CONCURRENT_INGESTS. 0: unlimited.",
+    )
+    # Printed at the top of every page of the firm's memos (rag.exports); firms word it their own way.
+    memo_legend = models.CharField(
+        max_length=200,
+        default=DEFAULT_MEMO_LEGEND,
+        help_text="The privilege legend at the top of every page of a memo exported from an answer.",
     )
     # When the fair ingestion queue last started one of this tenant's documents (rag.ingest.queue).
     ingest_turn_at = models.DateTimeField(null=True, blank=True, editable=False)

@@ -369,8 +369,12 @@ def _started_then_lasting(clause: str, known: dict[str, Anchor]) -> TermEnd | No
 
 
 def _another_role(clause: str, m: re.Match) -> bool:
-    """Whether the words around the length `m` make it a renewal's or a notice's, not the term's."""
-    before = clause[max(0, m.start() - 25) : m.start()]
+    """Whether the words around the length `m` make it a renewal's or a notice's, not the term's:
+    the words before it back to the clause's last comma, semicolon or bracket ("…, with automatic
+    renewals each for a period of five (5) years"; not "unless terminated on prior notice, shall be
+    five years")."""
+    before = clause[max(0, m.start() - 60) : m.start()]
+    before = re.split(r"[,;:()]", before)[-1]
     return bool(_OTHER_ROLE_BEFORE.search(before) or _NOTICE_AFTER.match(clause[m.end() : m.end() + 30]))
 
 

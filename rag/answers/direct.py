@@ -258,8 +258,8 @@ def _the_one_date(quote: Quote) -> Opening | None:
 
 
 def _date(asked: kinds.Asked, quotes: list[Quote], same: list[Passage]) -> Opening | None:
-    """An end date: computed from the term clause, or one the quote says the term ends on, or
-    none at all ("until terminated"). A signing or effective date: the one the document gives its
+    """An end date: the one a term clause states, or else computed from it, or none at all
+    ("until terminated"). A signing or effective date: the one the document gives its
     own agreement (preamble, definition, signature block), never a date a quote gives another
     agreement or event ("the Purchase Agreement dated as of April 7, 2003")."""
     located = _anchors(same)
@@ -268,6 +268,9 @@ def _date(asked: kinds.Asked, quotes: list[Quote], same: list[Passage]) -> Openi
         for quote in quotes:
             if not TERM_WORDS.search(quote.text):
                 continue  # "deliver within 45 days from the Execution Date": a deadline, not the term
+            stated = _ends_on([quote])  # "commence on May 1, 2020 and ends at April 30, 2029": as stated
+            if stated is not None:
+                return stated
             end = term_end(quote.text, known)
             if end is not None:
                 return _computed(end, quote, located)

@@ -70,7 +70,9 @@ class SimulateApi(AdminApiView):
         """For OpenAPI only: the options go to the pipeline as given, and it refuses unknown ones."""
 
         query = serializers.CharField(help_text="The question, as for POST /query.")
-        show_prompt = serializers.BooleanField(default=True, help_text="false: generated_prompt is null.")
+        show_prompt = serializers.BooleanField(
+            default=True, help_text="false: generated_prompt and generated_prompt_detail are null."
+        )
         show_context = serializers.BooleanField(default=True, help_text="false: selected_snippets is null.")
         dry_run = serializers.BooleanField(
             required=False,
@@ -81,7 +83,13 @@ class SimulateApi(AdminApiView):
     class OutputSerializer(DryRunResultSerializer):
         """The dry run's result, with the prompt and passages left out on request."""
 
-        generated_prompt = SimulatePromptSerializer(allow_null=True, help_text="null with show_prompt false.")
+        generated_prompt = serializers.CharField(
+            allow_null=True,
+            help_text="The full prompt text (system, blank line, user); null with show_prompt false.",
+        )
+        generated_prompt_detail = SimulatePromptSerializer(
+            allow_null=True, help_text="The same prompt in its two parts; null with show_prompt false."
+        )
         selected_snippets = CitationSerializer(
             many=True, allow_null=True, help_text="The passages in the prompt; null with show_context false."
         )
@@ -119,7 +127,7 @@ class SimulateApi(AdminApiView):
             **options,
         )
         if not shown["show_prompt"]:
-            result["generated_prompt"] = None
+            result["generated_prompt"] = result["generated_prompt_detail"] = None
         if not shown["show_context"]:
             result["selected_snippets"] = None
         return Response(self.OutputSerializer(result).data)

@@ -118,6 +118,7 @@ _EXAMPLE_RESPONSE = {
         "hallucination_detected": False,
         "invalid_citations": [],
         "mitigation_applied": None,
+        "mitigations_applied": [],
         "needs_verification": False,
         "redactions_applied": False,
         "cache_hit": False,
@@ -149,11 +150,16 @@ _EXAMPLE_RESPONSE = {
 
 _EXAMPLE_DRY_RUN = {
     "dry_run": True,
-    "generated_prompt": {"system": "You are a careful legal research assistant…", "user": "Context: …"},
+    "generated_prompt": "You are a careful legal research assistant…\n\nContext: …",
+    "generated_prompt_detail": {
+        "system": "You are a careful legal research assistant…",
+        "user": "Context: …",
+    },
     "selected_snippets": _EXAMPLE_RESPONSE["citations"],
     "estimated_tokens": 2847,
     "context_tokens": 2310,
-    "would_use_model": {"provider": "anthropic", "model": "claude-sonnet-4-5"},
+    "would_use_model": "claude-sonnet-4-5",
+    "would_use_model_detail": {"provider": "anthropic", "model": "claude-sonnet-4-5"},
     "answerability": 0.93,
     "would_answer": True,
     "missing_clause": None,

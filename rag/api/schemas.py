@@ -171,11 +171,24 @@ class CitationSerializer(serializers.Serializer):
     char_end = serializers.IntegerField()
 
 
+# The hallucination mitigations (rag.pipeline.stages.answer), in the order they are taken.
+MITIGATIONS = ["re-run", "removed", "disclaimer"]
+
+
 class FlagsSerializer(serializers.Serializer):
     hallucination_warning = serializers.BooleanField()
     hallucination_detected = serializers.BooleanField()
     invalid_citations = serializers.ListField(child=serializers.CharField())
-    mitigation_applied = serializers.ListField(child=serializers.CharField(), allow_null=True)
+    mitigation_applied = serializers.ChoiceField(
+        choices=MITIGATIONS,
+        allow_null=True,
+        help_text="The spec's one value: the last measure taken when a check failed, the one the answer "
+        "was left with (a re-run that fixed it; else a disclaimer). null when none was needed.",
+    )
+    mitigations_applied = serializers.ListField(
+        child=serializers.ChoiceField(choices=MITIGATIONS),
+        help_text='Every measure taken, in order ("re-run", then "removed" and "disclaimer"); [] for none.',
+    )
     needs_verification = serializers.BooleanField()
     redactions_applied = serializers.BooleanField()
     cache_hit = serializers.BooleanField()
@@ -314,13 +327,19 @@ class DryRunResultSerializer(serializers.Serializer):
     is not called (rag.pipeline.result.dry_run_result)."""
 
     dry_run = serializers.BooleanField(help_text="Always true: tells this body from an answer.")
-    generated_prompt = SimulatePromptSerializer(
-        allow_null=True, help_text="null when the run stopped before a prompt was built."
+    generated_prompt = serializers.CharField(
+        allow_null=True,
+        help_text="The full prompt text: the system prompt, a blank line, the user prompt. null when the "
+        "run stopped before a prompt was built.",
+    )
+    generated_prompt_detail = SimulatePromptSerializer(
+        allow_null=True, help_text="The same prompt in its two parts, as sent to the model."
     )
     selected_snippets = CitationSerializer(many=True, help_text="The passages in the prompt.")
     estimated_tokens = serializers.IntegerField(help_text="Tokens of the whole prompt.")
     context_tokens = serializers.IntegerField(help_text="Tokens of the passages in it.")
-    would_use_model = SimulateModelSerializer()
+    would_use_model = serializers.CharField(help_text='The model that would answer ("claude-sonnet-4-5").')
+    would_use_model_detail = SimulateModelSerializer(help_text="Its provider and model.")
     answerability = serializers.FloatField(
         allow_null=True,
         help_text="The cross-encoder's score of the question alone against the best answer windows, "

@@ -12,15 +12,16 @@ import io
 from xml.sax.saxutils import escape
 
 import docx
+from docx.enum.text import WD_ALIGN_PARAGRAPH
 from docx.opc.constants import CONTENT_TYPE as CT
 from docx.opc.constants import RELATIONSHIP_TYPE as RT
 from docx.opc.packuri import PackURI
 from docx.opc.part import Part
 from docx.oxml import parse_xml
 from docx.oxml.ns import qn
-from docx.shared import Pt
+from docx.shared import Inches, Pt
 
-from .memo import MemoEntry, Source, clean
+from .memo import MemoEntry, Source, clean, uncited_note
 
 W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 _SEPARATORS = (
@@ -73,8 +74,8 @@ def _cells(row: list[str | Source]) -> list[list[str | Source]]:
     cells = [[p.strip() if isinstance(p, str) else p for p in cell] for cell in cells]
     if len(cells) <= 2:
         return cells
-    # Drop the text before the first "|" and after the last; a citation the answer never marked
-    # comes after the last, and stays in the last cell.
+    # Drop the text before the first "|" and after the last; a citation marked after the last
+    # stays in the last cell.
     *middle, tail = cells[1:]
     middle[-1].extend(part for part in tail if isinstance(part, Source) or part)
     return middle
@@ -143,15 +144,59 @@ def _add_footnotes_part(document, footnotes: list[str]) -> None:
         document.settings.element.append(properties)
 
 
-def memo_docx(entries: list[MemoEntry], *, firm: str, author: str, title: str = "Research memo") -> bytes:
-    """The memo of `entries` as the bytes of a .docx file: a heading naming the firm, author and
-    date, then each question, its answer with footnoted citations, and its confidence."""
+def _add_legend(document, legend: str) -> None:
+    """The legend, bold and centred, atop the first page's text and in every later page's header
+    (a memo printed or forwarded page by page keeps it)."""
+    section = document.sections[0]
+    section.different_first_page_header_footer = True
+    header = section.header.paragraphs[0]
+    header.alignment = WD_ALIGN_PARAGRAPH.CENTER
+    header.add_run(legend).bold = True
+    first = document.add_paragraph()
+    first.alignment = WD_ALIGN_PARAGRAPH.CENTER
+    first.add_run(legend).bold = True
+
+
+def _subject(entries: list[MemoEntry]) -> str:
+    """The Re line: the question, or a conversation's first one and how many followed."""
+    if not entries:
+        return ""
+    more = len(entries) - 1
+    follow_ups = f" (and {more} follow-up question{'s' if more > 1 else ''})" if more else ""
+    return f"{entries[0].question}{follow_ups}"
+
+
+def memo_docx(
+    entries: list[MemoEntry],
+    *,
+    firm: str,
+    author: str,
+    title: str = "Research memo",
+    legend: str = "",
+    matter: str = "",
+    client: str = "",
+    to: str = "File",
+) -> bytes:
+    """The memo of `entries` as the bytes of a .docx file: the firm's privilege `legend` on every
+    page, the firm, then To / From / Date / Matter / Client / Re lines, then each question, its
+    answer with footnoted citations, and its confidence. "To: File" is a memo to the matter's
+    file, the usual addressee of a research memo; the user forwards it from there."""
     document = docx.Document()
     document.styles["Normal"].font.size = Pt(11)
+    if legend:
+        _add_legend(document, clean(legend))
     document.add_heading(clean(title), level=0)
+    document.add_paragraph(clean(firm))
     dates = sorted(entry.asked_at for entry in entries)
     when = dates[-1].strftime("%d %B %Y") if dates else ""
-    document.add_paragraph(clean(f"{firm} · prepared by {author} · {when}"))
+    fields = [("To", to), ("From", author), ("Date", when), ("Matter", matter), ("Client", client)]
+    for label, value in [*fields, ("Re", _subject(entries))]:
+        if value:
+            line = document.add_paragraph()
+            line.paragraph_format.space_after = Pt(0)
+            line.paragraph_format.tab_stops.add_tab_stop(Inches(1))  # the values in one column
+            line.add_run(f"{label}:").bold = True
+            line.add_run(f"\t{clean(value)}")
     footnotes: list[str] = []
     for number, entry in enumerate(entries, 1):
         heading = "Question" if len(entries) == 1 else f"Question {number}"
@@ -167,6 +212,8 @@ def memo_docx(entries: list[MemoEntry], *, firm: str, author: str, title: str = 
                 paragraph = document.add_paragraph()
                 for number, line in enumerate(lines):
                     _write(paragraph, (*(("\n",) if number else ()), *line), footnotes)
+        if entry.uncited:
+            document.add_paragraph().add_run(clean(uncited_note(entry))).italic = True
         if entry.confidence is not None:
             note = document.add_paragraph()
             note.add_run(f"Confidence: {round(float(entry.confidence) * 100)} %").italic = True

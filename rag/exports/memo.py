@@ -4,8 +4,9 @@ a Word document whose citations are footnotes quoting the cited passage.
 Built from the stored response (the audit row's `result`), so a memo shows exactly the answer the
 user saw, with each citation's document title, page and quoted passage (`document.text[char_start:
 char_end]`, which the pipeline stores as the citation's snippet). The answer's markers ("[1]",
-"[doc_12]", whichever the citation style wrote) become footnote references; a citation the text
-never marks gets its footnote at the end of the answer, so none is lost.
+"[doc_12]", whichever the citation style wrote) become footnote references. A citation the text
+never marks is not quoted (a quote nothing in the answer relies on is filler to the reader): it is
+only named, by title and page, as retrieved but not cited, so the memo still says what was read.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class MemoEntry:
     parts: tuple[str | Source, ...]  # answer text, with a Source where a footnote goes
     not_found_reason: str
     confidence: float | None
+    uncited: tuple[Source, ...] = ()  # citations the answer text never marks: named, not quoted
 
     @property
     def answered(self) -> bool:
@@ -76,7 +78,7 @@ def _source(citation: dict) -> Source:
 
 def answer_parts(answer: str, citations: list[dict]) -> tuple[str | Source, ...]:
     """The answer as text runs and sources: each marker naming a citation is replaced by that
-    citation's source; citations never marked follow at the end."""
+    citation's source (citations never marked are `uncited_sources`)."""
     by_marker: dict[str, dict] = {}
     for citation in citations:
         by_marker[str(citation.get("citation_id"))] = citation
@@ -94,20 +96,34 @@ def answer_parts(answer: str, citations: list[dict]) -> tuple[str | Source, ...]
         marked.add(str(citation.get("citation_id")))
         last = match.end()
     parts.append(answer[last:])
-    parts.extend(_source(c) for c in citations if str(c.get("citation_id")) not in marked)
     return tuple(part for part in parts if not (isinstance(part, str) and part == ""))
+
+
+def uncited_sources(answer: str, citations: list[dict]) -> tuple[Source, ...]:
+    """The citations whose marker the answer text never writes, in order, each passage once."""
+    cited = {part for part in answer_parts(answer, citations) if isinstance(part, Source)}
+    return tuple(dict.fromkeys(s for s in map(_source, citations) if s not in cited))
 
 
 def memo_entry(row) -> MemoEntry:
     """The memo entry of one audit row (`rag.models.AuditLog`) with its stored response."""
     result = row.result or {}
+    answer, citations = result.get("answer") or "", list(result.get("citations") or [])
     return MemoEntry(
         question=row.query,
         asked_at=row.created_at,
-        parts=answer_parts(result.get("answer") or "", list(result.get("citations") or [])),
+        parts=answer_parts(answer, citations),
         not_found_reason=str(result.get("not_found_reason") or ""),
         confidence=result.get("confidence_score", row.confidence),
+        uncited=uncited_sources(answer, citations),
     )
+
+
+def uncited_note(entry: MemoEntry) -> str:
+    """One line naming the passages retrieved but not cited (no quote), or "" when none."""
+    if not entry.uncited:
+        return ""
+    return f"Also retrieved, not cited in the answer: {'; '.join(s.place for s in entry.uncited)}."
 
 
 def memo_text(entries: list[MemoEntry]) -> str:
@@ -131,5 +147,7 @@ def memo_text(entries: list[MemoEntry]) -> str:
         if sources:
             lines += ["", "Sources:"]
             lines += [f"[{n}] {source.reference}" for n, source in enumerate(sources, 1)]
+        if entry.uncited:
+            lines += ["", uncited_note(entry)]
         blocks.append("\n".join(lines))
     return clean("\n\n---\n\n".join(blocks)) + "\n"

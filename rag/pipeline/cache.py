@@ -25,7 +25,7 @@ from django.core.cache import caches
 logger = logging.getLogger(__name__)
 
 CACHE_ALIAS = "rag"
-KEY_VERSION = 1  # bump when the cached result's shape changes
+KEY_VERSION = 2  # bump when the cached result's shape changes
 
 
 def cache_key(**parts: Any) -> str:

@@ -1,5 +1,9 @@
-"""The orchestration spec's Prometheus metrics, under its names (exported at /metrics by
-django-prometheus with everything else in the default registry).
+"""The orchestration spec's Prometheus metrics, under its names, exported with django-prometheus's
+at the operator's /metrics and, one tenant's series, at /api/v1/rag/admin/metrics.
+
+Deployed, the counting is spread over processes (gunicorn workers; Celery workers running async query
+jobs): with PROMETHEUS_MULTIPROC_DIR set each writes to that shared directory and `collect()` adds
+up every process's files (ragsite/multiprocess_metrics.py).
 
 prometheus_client appends `_total` to counters, so `rag_queries` is exposed as rag_queries_total.
 Per-call quantities the spec names without a suffix (documents retrieved, tokens, cost, citations,
@@ -105,8 +109,9 @@ def tenant_view(
 
 
 def collect() -> list[Metric]:
-    """Every metric family of this process, or of all worker processes when PROMETHEUS_MULTIPROC_DIR
-    is set (gunicorn workers each count their own; prometheus_client merges their files)."""
+    """Every metric family of this process, or of every process sharing PROMETHEUS_MULTIPROC_DIR
+    when it is set (gunicorn workers and Celery workers each count their own; prometheus_client
+    merges their files)."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         registry = CollectorRegistry()
         MultiProcessCollector(registry)

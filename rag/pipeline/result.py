@@ -140,13 +140,17 @@ def dry_run_result(ctx: QueryContext) -> dict:
     """What would be sent to the model, without calling it (the spec's simulation)."""
     provider, model = configured_model()
     entries = ctx.context.entries if ctx.context else ()
+    prompt = ctx.prompt
     return {
         "dry_run": True,
-        "generated_prompt": {"system": ctx.prompt.system, "user": ctx.prompt.user} if ctx.prompt else None,
+        # The spec's strings (the prompt as the model reads it, the model's name); the parts beside.
+        "generated_prompt": f"{prompt.system}\n\n{prompt.user}" if prompt else None,
+        "generated_prompt_detail": {"system": prompt.system, "user": prompt.user} if prompt else None,
         "selected_snippets": [_citation(entry, "") for entry in entries],
-        "estimated_tokens": prompt_tokens(ctx.prompt) if ctx.prompt else 0,
+        "estimated_tokens": prompt_tokens(prompt) if prompt else 0,
         "context_tokens": ctx.context.tokens if ctx.context else 0,
-        "would_use_model": {"provider": provider, "model": model},
+        "would_use_model": model,
+        "would_use_model_detail": {"provider": provider, "model": model},
         # Whether the question would be answered or "not found" (rag.pipeline.answerability).
         "answerability": ctx.stage_metadata.get("build_context", {}).get("answerability"),
         "would_answer": ctx.stage_metadata.get("build_context", {}).get("answerable"),
@@ -191,7 +195,10 @@ def flags(ctx: QueryContext) -> dict:
         "hallucination_warning": detected,
         "hallucination_detected": detected,
         "invalid_citations": list(first.invalid_citations) if first else [],
-        "mitigation_applied": list(ctx.mitigation) or None,
+        # The spec's one value: the last measure taken, the one the answer was left with (a re-run
+        # that fixed it, or a disclaimer); every measure, in order, beside it.
+        "mitigation_applied": ctx.mitigation[-1] if ctx.mitigation else None,
+        "mitigations_applied": list(ctx.mitigation),
         # The answer as returned: a re-run that fixed every problem needs no verification.
         "needs_verification": bool(ctx.verification and ctx.verification.needs_verification),
         # The scope held confidential documents the reader may not read, left out of the search:

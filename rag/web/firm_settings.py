@@ -34,7 +34,7 @@ class Limit:
 
 def firm_settings(*, tenant: Tenant) -> dict:
     """The tenant's configuration for the Settings page: templates, ranking weights, limits, the
-    model provider and the firm's admins."""
+    model provider, the memos' privilege legend and the firm's admins."""
     return {
         "templates": template_list(tenant=tenant),
         "default_template_id": settings.RAG_DEFAULT_TEMPLATE,
@@ -44,6 +44,7 @@ def firm_settings(*, tenant: Tenant) -> dict:
         "provider": settings.RAG_LLM_PROVIDER,
         "provider_model": provider_model(settings.RAG_LLM_PROVIDER),
         "admins": firm_admins(tenant=tenant),
+        "memo_legend": tenant.memo_legend,
     }
 
 

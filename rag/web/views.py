@@ -175,6 +175,14 @@ def _answer_link(request) -> str | None:
     return reverse("web:answer", args=[found.request_id]) if found else None
 
 
+# The ask page's citation styles in words; the API's name follows each, for whoever uses the API.
+CITATION_STYLE_LABELS = {
+    "inline_numbers": "Numbers in the text, [1]",
+    "bracketed_ids": "Document numbers in the text, [doc_12]",
+    "end_list": "Numbers, with a list of sources at the end",
+}
+
+
 @tenant_page
 @require_GET
 def ask(request):
@@ -203,7 +211,7 @@ def ask_context(request, **extra) -> dict:
         templates=template_list(tenant=tenant),
         doc_types=DocType.choices,
         response_styles=RESPONSE_STYLES,
-        citation_styles=CITATION_STYLES,
+        citation_styles=[(style, CITATION_STYLE_LABELS.get(style, style)) for style in CITATION_STYLES],
         strictness_levels=STRICTNESS_LEVELS,
         default_top_k=settings.RAG_DEFAULT_TOP_K,
         max_query_length=settings.RAG_MAX_QUERY_LENGTH,

@@ -240,6 +240,7 @@ SPECTACULAR_SETTINGS = {
         "AuditStatusEnum": "rag.models.AuditStatus",
         "DocumentStatusEnum": "rag.models.DocumentStatus",
         "ReviewStatusEnum": "rag.review.tables.models.ReviewStatus",
+        "MitigationEnum": "rag.api.schemas.MITIGATIONS",  # flags.mitigation_applied and mitigations_applied
     },
     # Separate request/response components, so read-only fields are not demanded in requests.
     "COMPONENT_SPLIT_REQUEST": True,

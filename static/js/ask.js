@@ -47,6 +47,19 @@
     return body;
   }
 
+  // The case the next question is asked in, in view above Options (where it is chosen).
+  const caseSelect = form.elements.case;
+  function showCase() {
+    const option = caseSelect.selectedOptions[0];
+    document.getElementById("asking-in-case").textContent = option && option.value ? option.textContent : "All cases";
+  }
+  caseSelect.addEventListener("change", showCase);
+  document.getElementById("change-case").addEventListener("click", () => {
+    form.querySelector("details.options").open = true;
+    caseSelect.focus();
+  });
+  showCase();
+
   function fillForm(saved) {
     form.elements.query.value = saved.query || "";
     const options = saved.options || {};
@@ -61,6 +74,7 @@
     for (const box of form.querySelectorAll('input[name="doc_types"]')) {
       box.checked = (filters.doc_types || []).includes(box.value);
     }
+    showCase();
   }
 
   // The cited passage in its document; `requestId` gives the document page its "Back to the answer".
@@ -145,6 +159,27 @@
 
   function score(value) { return typeof value === "number" ? value.toFixed(2) : "–"; }
 
+  // A source's search scores, for whoever checks the ranking: behind a collapsed "Details".
+  function sourceDetails(citation) {
+    return el("details", { class: "source-details" },
+      el("summary", { class: "muted small", text: "Details" }),
+      el("span", { class: "muted small", text: `Search scores: similarity ${score(citation.similarity_score)} · rank ${score(citation.rank_score)}` }));
+  }
+
+  // The API's generic "I don't know" (its `message`, kept as the spec words it) in plain words on
+  // the page; its exact wording stays behind "Details". Specific messages (which clause a document
+  // lacks, which document is meant) are plain already and shown as they are.
+  const NOT_FOUND_MESSAGE = "Information not found in the knowledge base.";
+  function messageView(message) {
+    if (message !== NOT_FOUND_MESSAGE) return [el("p", { class: "notice", text: message })];
+    return [
+      el("p", { class: "notice", "data-flag": "not-found", text: "The documents searched do not say." }),
+      el("details", { class: "answer-details" },
+        el("summary", { class: "muted small", text: "Details" }),
+        el("span", { class: "muted small", text: `The service's message: “${message}”` })),
+    ];
+  }
+
   // Work product: the answer as a DOCX memo (citations as footnotes), or on the clipboard as text
   // with its references. Both come from the server, which records the export.
   function workProduct(result) {
@@ -192,7 +227,7 @@
     if (result.replaces_streamed_text) {
       answerBox.append(el("p", { class: "notice", "data-flag": "replaced", text: "Checking the citations changed the answer: this replaces the draft shown while it was written." }));
     }
-    if (result.message) answerBox.append(el("p", { class: "notice", text: result.message }));
+    if (result.message) answerBox.append(...messageView(result.message));
     const candidates = (result.clarification && result.clarification.candidates) || [];
     if (candidates.length) {
       // The question fits several documents: each is a button that asks again about that one alone.
@@ -228,7 +263,7 @@
           el("a", { href: passageUrl(c, result.request_id), class: "citation-link", text: c.title }),
           el("span", { class: "muted", text: ` · page ${c.page}${c.page_end && c.page_end !== c.page ? `–${c.page_end}` : ""}` }),
           el("blockquote", { text: c.snippet }),
-          el("span", { class: "muted small", text: `similarity ${score(c.similarity_score)} · rank ${score(c.rank_score)}` })));
+          sourceDetails(c)));
       }
       answerBox.append(el("h3", { text: "Sources" }), list);
     }
@@ -445,7 +480,8 @@
       el("p", { class: "turn-question" }, el("strong", { text: "Q: " }), turn.query));
     if (turn.askedBy) item.append(el("p", { class: "muted small", text: `Asked by ${turn.askedBy}` }));
     if (result.answer) item.append(answerParagraph(result.answer, citations, prefix));
-    else item.append(el("p", { class: "notice", text: result.message || (turn.errorType ? `Failed: ${turn.errorType}` : "No answer.") }));
+    else if (result.message) item.append(...messageView(result.message));
+    else item.append(el("p", { class: "notice", text: turn.errorType ? `Failed: ${turn.errorType}` : "No answer." }));
     if (citations.length) {
       const list = el("ol", { class: "citations compact" });
       for (const c of citations) {

@@ -52,15 +52,21 @@ def test_the_spec_example_shows_prompt_snippets_tokens_and_model(admin_client, c
     assert response.status_code == 200, response.json()
     result = response.json()
     assert result["dry_run"] is True
-    assert QUESTION in result["generated_prompt"]["user"]
-    assert "ninety (90) days" in result["generated_prompt"]["user"]
-    assert result["generated_prompt"]["system"]
+    assert QUESTION in result["generated_prompt_detail"]["user"]
+    assert "ninety (90) days" in result["generated_prompt_detail"]["user"]
+    assert result["generated_prompt_detail"]["system"]
+    # The spec's types: the prompt and the model are strings, the mitigation one value or null; the
+    # detail is beside them.
+    detail = result["generated_prompt_detail"]
+    assert result["generated_prompt"] == f"{detail['system']}\n\n{detail['user']}"
+    assert result["flags"]["mitigation_applied"] is None and result["flags"]["mitigations_applied"] == []
     snippets = result["selected_snippets"]
     assert 1 <= len(snippets) <= 3
     assert {snippet["document_id"] for snippet in snippets} == {corpus["msa"].pk}
     assert result["estimated_tokens"] > result["context_tokens"] > 0
     provider, model = configured_model()
-    assert result["would_use_model"] == {"provider": provider, "model": model}
+    assert result["would_use_model"] == model  # the spec's string
+    assert result["would_use_model_detail"] == {"provider": provider, "model": model}
     assert result["provenance"]["template_id"] == "legal_analysis_balanced"
     assert result["provenance"]["model_calls"] == 0 and result["provenance"]["tokens_used"] == 0
 
@@ -83,7 +89,8 @@ def test_options_reach_the_pipeline(admin_client, corpus):
 def test_show_prompt_and_show_context_false_leave_them_out(admin_client, corpus):
     body = {"query": QUESTION, "show_prompt": False, "show_context": False}
     result = admin_client.post(SIMULATE, body, format="json").json()
-    assert result["generated_prompt"] is None and result["selected_snippets"] is None
+    assert result["generated_prompt"] is None and result["generated_prompt_detail"] is None
+    assert result["selected_snippets"] is None
     assert result["estimated_tokens"] > 0
 
 
@@ -91,7 +98,7 @@ def test_a_simulation_never_shows_another_tenants_documents(admin_client, other_
     body = {"query": "What notice does the Globex Hooli supply agreement require?", "top_k": 10}
     mine = admin_client.post(SIMULATE, body, format="json").json()
     assert corpus["other"].pk not in {s["document_id"] for s in mine["selected_snippets"]}
-    assert "fifteen" not in mine["generated_prompt"]["user"]
+    assert "fifteen" not in mine["generated_prompt_detail"]["user"]
     theirs = other_admin_client.post(SIMULATE, body, format="json").json()
     assert {s["document_id"] for s in theirs["selected_snippets"]} == {corpus["other"].pk}
 
@@ -121,8 +128,8 @@ def test_a_simulation_uses_the_tenants_own_template(admin_client, corpus):
     result = admin_client.post(
         SIMULATE, {"query": QUESTION, "template_id": "house_style"}, format="json"
     ).json()
-    assert result["generated_prompt"]["system"].startswith("HOUSE SYSTEM PROMPT")
-    assert result["generated_prompt"]["user"].startswith(f"Q: {QUESTION}")
+    assert result["generated_prompt_detail"]["system"].startswith("HOUSE SYSTEM PROMPT")
+    assert result["generated_prompt_detail"]["user"].startswith(f"Q: {QUESTION}")
 
 
 def test_an_empty_corpus_still_simulates(admin_client):

@@ -268,6 +268,6 @@ def test_each_streamed_event_matches_the_documented_event(schema, viewer_client,
     response = viewer_client.post(QUERY, {"query": QUESTION, "stream": True}, format="json")
     blocks = b"".join(response.streaming_content).decode().strip().split("\n\n")
     events = [dict(line.split(": ", 1) for line in block.splitlines()) for block in blocks]
-    assert [event["event"] for event in events][0] == "meta" and events[-1]["event"] == "result"
+    assert events[0]["event"] == "meta" and events[-1]["event"] == "result"
     for event in events:
         validator.validate(event)

@@ -317,8 +317,9 @@ def test_a_dry_run_over_rest_conforms_to_the_documented_schema(corpus, tenant, m
     assert response.status_code == 200
     body = response.json()
     assert body["dry_run"] is True and "answer" not in body
-    assert "Question:" in body["generated_prompt"]["user"] or QUESTION in body["generated_prompt"]["user"]
-    assert body["selected_snippets"] and body["would_use_model"]["provider"]
+    assert "Question:" in body["generated_prompt"] or QUESTION in body["generated_prompt"]
+    assert body["selected_snippets"] and body["would_use_model_detail"]["provider"]
+    assert isinstance(body["would_use_model"], str) and isinstance(body["generated_prompt"], str)
     # The documented status, content type and body (the other checks send requests of their own).
     conformance = [
         checks.status_code_conformance,

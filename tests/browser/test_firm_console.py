@@ -16,6 +16,7 @@ from rag import services as rag_services
 from rag.ingest import service as ingest
 from rag.models import AuditLog, RankingWeights
 from templates_admin.models import PromptTemplate
+from templates_admin.services import template_create, template_update
 from tenants.models import ApiKey, Invitation, Membership, Role
 from tests.factories import MembershipFactory
 
@@ -139,6 +140,91 @@ def test_customising_a_built_in_never_edits_it(laptop, live_server, tenant, firm
     _log_in(page, live_server.url, globex_owner)
     other_firms_view = page.goto(f"{live_server.url}/manage/templates_admin/prompttemplate/{own.pk}/change/")
     assert other_firms_view.status == 404
+
+
+def _watch_csp(page) -> list[str]:
+    """Every CSP violation the page reports, from the console and from the DOM event."""
+    violations: list[str] = []
+    page.on("console", lambda m: "Content Security Policy" in m.text and violations.append(m.text))
+    page.add_init_script(
+        "document.addEventListener('securitypolicyviolation',"
+        " e => console.error('Content Security Policy violation: ' + e.violatedDirective))"
+    )
+    return violations
+
+
+def test_the_template_diff_is_readable_under_the_sites_csp(laptop, live_server, tenant, firm_admins):
+    """Added and removed lines, each on its own line in its own colour, with no CSP violation: the
+    diff's inline styles were blocked (#36, item 9)."""
+    page, (acme_owner, _) = laptop, firm_admins
+    template = template_create(
+        tenant=tenant,
+        data={
+            "template_id": "house_style",
+            "name": "House style",
+            "system_prompt": "You are a careful legal assistant.",
+            "user_prompt": "{context}\n\nQuestion: {question}",
+        },
+    )
+    # Saved the way a browser posts a textarea (\r\n), the system prompt edited, the user prompt not.
+    template = template_update(
+        tenant=tenant,
+        template_id=template.template_id,
+        data={
+            "system_prompt": "You are a careful legal assistant.\r\nCite the clause number first.",
+            "user_prompt": "{context}\r\n\r\nQuestion: {question}",
+        },
+    )
+    violations = _watch_csp(page)
+    _log_in(page, live_server.url, acme_owner)
+    diff = f"{live_server.url}/manage/templates_admin/prompttemplate/{template.pk}/diff/?version=2"
+    page.goto(diff)
+    assert [h.strip() for h in page.locator("h3.diff-field").all_inner_texts()] == ["System prompt"]
+    added, context = page.locator(".diff-line.added"), page.locator(".diff-line.context")
+    assert added.all_inner_texts() == ["+Cite the clause number first."]
+    assert context.first.bounding_box()["y"] < added.first.bounding_box()["y"]  # one line each
+
+    def background(locator) -> str:
+        return locator.evaluate("e => getComputedStyle(e).backgroundColor")
+
+    # A replacement: removed lines and the added one, each its own line and colour.
+    template_update(tenant=tenant, template_id="house_style", data={"system_prompt": "Be brief."})
+    page.goto(f"{live_server.url}/manage/templates_admin/prompttemplate/{template.pk}/diff/?version=3")
+    removed, added = page.locator(".diff-line.removed"), page.locator(".diff-line.added")
+    assert removed.count() == 2 and added.all_inner_texts() == ["+Be brief."]
+    boxes = [line.bounding_box()["y"] for line in page.locator("pre.diff .diff-line").all()]
+    assert boxes == sorted(boxes) and len(set(boxes)) == len(boxes)
+    assert background(removed.first) != background(added.first)
+
+    page.goto(
+        f"{live_server.url}/manage/templates_admin/prompttemplate/{template.pk}/diff/?version=3&layout=side_by_side"
+    )
+    changed = page.locator("table.diff tr.changed")
+    old, new = changed.locator("td.old-text").first, changed.locator("td.new-text").first
+    assert "rgba(0, 0, 0, 0)" not in (background(old), background(new))
+    assert background(old) != background(new)  # the old text and the new in their own colours
+    assert violations == []
+
+
+def test_a_member_opening_the_console_gets_one_clear_message(laptop, live_server, tenant):
+    page = laptop
+    member = MembershipFactory(tenant=tenant, role=Role.MEMBER).user
+    violations = _watch_csp(page)
+    page.goto(f"{live_server.url}/cases/")
+    page.fill("#id_username", member.username)
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/cases/")
+
+    page.goto(f"{live_server.url}/manage/")
+    messages = page.locator(".errornote")
+    assert messages.count() == 1
+    text = messages.inner_text()
+    assert "admins and owners" in text and f"Your role in {tenant.name} is member" in text
+    assert "platform operator" not in page.content() and "not authorized" not in page.content()
+    assert violations == []
+    messages.get_by_role("link", name="Back to Lexrag").click()
+    page.wait_for_url(f"{live_server.url}/cases/")
 
 
 OLD = "Indemnity clause. The Supplier shall indemnify the Buyer against all third-party claims."

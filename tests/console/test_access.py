@@ -36,6 +36,27 @@ def test_viewer_and_member_are_refused_with_the_reason(client, tenant, role):
     assert f"Your role in {tenant.name} is {role}" in client.get("/manage/login/").content.decode()
 
 
+@pytest.mark.parametrize("role", [Role.VIEWER, Role.MEMBER])
+def test_a_logged_in_member_gets_one_message_with_a_way_back(client, tenant, role):
+    """One message (#36, item 10): what the console is, who may open it, the user's role, and links
+    back to the staff UI; not Django's "authenticated as" nor the operator site's note."""
+    client.force_login(MembershipFactory(tenant=tenant, role=role).user)
+    page = client.get("/manage/", follow=True).content.decode()
+    assert page.count('class="errornote"') == 1
+    assert "where a firm&#x27;s admins and owners manage" in page and f"is {role}" in page
+    assert "platform operator" not in page and "not authorized" not in page
+    assert 'href="/cases/"' in page and 'href="/settings/"' in page
+
+
+def test_a_refused_sign_in_is_one_message_too(client, tenant):
+    user = MembershipFactory(tenant=tenant, role=Role.MEMBER).user
+    page = client.post("/manage/login/", {"username": user.username, "password": PASSWORD}).content.decode()
+    assert page.count('class="errornote"') == 1 and "Your role in Acme Law LLP is member" in page
+    assert 'href="/cases/"' in page
+    page = client.post("/manage/login/", {"username": user.username, "password": "wrong"}).content.decode()
+    assert page.count('class="errornote"') == 1 and 'href="/cases/"' not in page
+
+
 def test_user_without_a_firm_is_refused(client, db):
     user = UserFactory()
     response = client.post("/manage/login/", {"username": user.username, "password": PASSWORD})

@@ -90,9 +90,7 @@ def test_the_reply_is_the_same_whether_or_not_the_account_exists(console, tenant
 def test_invite_by_a_new_email_mails_a_link_on_the_site_url(console, client, tenant):
     response = console.post(INVITE, {"identifier": "Newcomer@Lawfirm.test", "role": "member"})
     assert response.status_code == 302
-    assert any(
-        "An invitation e-mail was sent to newcomer@lawfirm.test." in text for text in _messages(response)
-    )
+    assert any("The invitation for newcomer@lawfirm.test is pending" in text for text in _messages(response))
     [message] = mail.outbox
     link = re.search(r"https://lexrag\.example\.test(/accounts/invitations/\S+/)", message.body).group(1)
     console.logout()
@@ -100,6 +98,32 @@ def test_invite_by_a_new_email_mails_a_link_on_the_site_url(console, client, ten
     client.logout()
     assert client.login(username="newcomer@lawfirm.test", password="Tall-Cedar-2041")
     assert Membership.objects.get(tenant=tenant, user__username="newcomer@lawfirm.test").role == Role.MEMBER
+
+
+def test_without_a_mail_server_the_reply_says_where_the_email_went(console, settings):
+    """The default EMAIL_URL (consolemail://) prints e-mail on the server's output: the admin is
+    told so, and how to mail invitations, never that an e-mail "was sent" (#36)."""
+    settings.EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+    texts = _messages(console.post(INVITE, {"identifier": "new@lawfirm.test", "role": "member"}))
+    assert not any("was sent" in text for text in texts)
+    [where] = [text for text in texts if "delivers no e-mail" in text]
+    assert "printed on the server's output" in where and "EMAIL_URL" in where and "smtp" in where
+    # Resending says it again: the fresh link went to the same place.
+    invitation = Invitation.objects.get(identifier="new@lawfirm.test")
+    action = {"action": "resend", "_selected_action": [invitation.pk]}
+    assert any("delivers no e-mail" in text for text in _messages(console.post(INVITATIONS, action)))
+
+
+def test_with_a_mail_server_the_reply_says_the_email_was_sent(console, settings, monkeypatch):
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    sent = []
+    monkeypatch.setattr("tenants.invitations.send_mail", lambda *args, **kwargs: sent.append(args))
+    texts = _messages(console.post(INVITE, {"identifier": "new@lawfirm.test", "role": "member"}))
+    assert (
+        "An invitation e-mail was sent to new@lawfirm.test. It is pending until accepted with its link."
+        in texts
+    )
+    assert not any("delivers no e-mail" in text for text in texts) and len(sent) == 1
 
 
 def test_a_malformed_address_is_a_form_error_and_keeps_nothing(console, tenant):

@@ -41,7 +41,7 @@ def test_a_dry_run_shows_prompt_passages_tokens_model_and_flags(console, firm_ad
     assert response.status_code == 200, response.context["form"].errors
     result = response.context["result"]
     assert result["dry_run"] is True and result["provenance"]["model_calls"] == 0
-    assert QUESTION in result["generated_prompt"]["user"]
+    assert QUESTION in result["generated_prompt_detail"]["user"]
     shown = {snippet["document_id"] for snippet in result["selected_snippets"]}
     assert shown == {corpus["old"].pk, corpus["new"].pk}  # never the other firm's passage
     assert all(s["similarity_score"] > 0 and s["rank_score"] > 0 for s in result["selected_snippets"])
@@ -73,7 +73,7 @@ def test_the_firms_own_template_is_offered_and_another_firms_refused(console, te
     choices = dict(console.get(SIMULATE).context["form"].fields["template_id"].choices)
     assert "custom_terse" in choices and "theirs" not in choices
     result = console.post(SIMULATE, _form(template_id="custom_terse")).context["result"]
-    assert result["generated_prompt"]["user"].startswith("OWN TEMPLATE")
+    assert result["generated_prompt_detail"]["user"].startswith("OWN TEMPLATE")
 
     runs = AuditLog.objects.count()
     response = console.post(SIMULATE, _form(template_id="theirs"))

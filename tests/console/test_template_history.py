@@ -68,6 +68,32 @@ def test_diff_of_a_version_against_the_previous_one(console, edited):
     assert 'href="/admin/' not in page
 
 
+def test_line_endings_alone_are_no_change(console, tenant, edited):
+    """A browser posts the textareas with \r\n: a save that only edits the system prompt does not
+    show the untouched user prompt as changed (#36, item 9)."""
+    data = {
+        "system_prompt": "You are a careful legal assistant.\r\nCite the clause number first.",
+        "user_prompt": SECOND_USER_PROMPT.replace("\n", "\r\n"),
+    }
+    saved = template_update(tenant=tenant, template_id=edited.template_id, data=data)
+    for against in ("previous", "current"):
+        response = console.get(_url(saved, "diff"), {"version": saved.version, "against": against})
+        changed = [diff.name for diff in response.context["changed"]]
+        assert changed == (["system_prompt"] if against == "previous" else [])
+
+
+def test_the_diff_is_styled_by_class_not_inline_styles(console, edited):
+    """The console's CSP blocks inline styles: every line of the diff is its own element with a
+    class the site's stylesheet colours."""
+    for layout in ("unified", "side_by_side"):
+        page = console.get(_url(edited, "diff"), {"version": 2, "layout": layout}).content.decode()
+        assert "style=" not in page.split('id="content-main"')[1]
+        assert "/static/css/admin-pages.css" in page
+    page = console.get(_url(edited, "diff"), {"version": 2}).content.decode()
+    assert '<span class="diff-line added">+Sources:</span>' in page
+    assert '<span class="diff-line removed">-Question: {question}</span>' in page
+
+
 def test_diff_of_a_version_against_the_current_template_offers_the_revert(console, edited):
     params = {"version": 1, "against": "current", "layout": "side_by_side"}
     response = console.get(_url(edited, "diff"), params)

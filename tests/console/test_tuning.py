@@ -10,6 +10,7 @@ import pytest
 from django.contrib.admin.models import LogEntry
 
 from rag import services
+from rag.ingest import service as ingest
 from rag.models import RankingWeights
 from rag.retrieval.ranking import Weights
 from tenants.models import Role
@@ -180,3 +181,50 @@ def test_members_and_viewers_cannot_tune(client, tenant, role):
     assert client.post(TUNE, _form(1, 0, 0, question="", _save="Save")).status_code == 302
     assert client.post(TUNE, {"_reset": "Reset"}).status_code == 302
     assert not RankingWeights.objects.exists()
+
+
+def test_preview_shows_each_passage_with_its_snippet_and_scores(console, tenant, corpus):  # noqa: F811
+    """Titles and pages alone made five passages of one document look identical (#36, item 11)."""
+    response = console.post(TUNE, _form(1, 0, 0, _preview="Preview"))
+    page = response.content.decode()
+    assert 'class="passage-snippet">Notice of termination must be given in writing.' in page
+    assert 'class="passage-snippet">Notice of termination must be in writing.' in page
+    assert "undated" not in page.split('id="ranking-preview"')[1]  # both documents are dated
+
+
+def test_the_page_says_recency_does_nothing_for_undated_documents(
+    console,
+    tenant,
+    corpus,  # noqa: F811
+    django_capture_on_commit_callbacks,
+):
+    page = console.get(TUNE).content.decode()
+    assert "does nothing for undated documents" in page and "0.3 up to 30 days old" in page
+
+    with django_capture_on_commit_callbacks(execute=True):
+        ingest.document_upload(
+            tenant=tenant,
+            case=corpus["old"].case,
+            filename="undated.txt",
+            content=b"Notice of termination may be given by e-mail.",
+            fields=ingest.DocumentFields(title="Undated memo"),
+        )
+    response = console.post(TUNE, _form(0, 1, 0, _preview="Preview"))
+    assert response.context["preview"]["undated"] == 1
+    page = response.content.decode()
+    assert "1 of the 3 passages below come from documents without a date" in page
+    assert "0.00 (undated)" in page
+
+
+def test_template_pages_say_prompts_change_nothing_with_the_offline_provider(console, tenant, settings):
+    from templates_admin.models import PromptTemplate
+
+    builtin = PromptTemplate.objects.filter(tenant__isnull=True).first()
+    pages = [f"/manage/templates_admin/prompttemplate/{builtin.pk}/{view}/" for view in ("change", "preview")]
+    pages.append("/manage/simulate/")
+    settings.RAG_LLM_PROVIDER = "extractive"
+    for url in pages:
+        assert 'id="offline-provider-note"' in console.get(url).content.decode(), url
+    settings.RAG_LLM_PROVIDER = "anthropic"
+    for url in pages:
+        assert 'id="offline-provider-note"' not in console.get(url).content.decode(), url

@@ -60,8 +60,8 @@ def test_a_dry_run_shows_prompt_passages_tokens_and_model(admin_client, admin_us
     result = response.context["result"]
     assert result["dry_run"] is True
     assert (
-        QUESTION in result["generated_prompt"]["user"]
-        and "ninety (90) days" in result["generated_prompt"]["user"]
+        QUESTION in result["generated_prompt_detail"]["user"]
+        and "ninety (90) days" in result["generated_prompt_detail"]["user"]
     )
     assert {s["document_id"] for s in result["selected_snippets"]} == {
         corpus["msa"].pk
@@ -69,7 +69,8 @@ def test_a_dry_run_shows_prompt_passages_tokens_and_model(admin_client, admin_us
     assert all(s["similarity_score"] > 0 and s["rank_score"] > 0 for s in result["selected_snippets"])
     assert result["estimated_tokens"] > result["context_tokens"] > 0
     provider, model = configured_model()
-    assert result["would_use_model"] == {"provider": provider, "model": model}
+    assert result["would_use_model"] == model  # the spec's string
+    assert result["would_use_model_detail"] == {"provider": provider, "model": model}
     assert result["provenance"]["model_calls"] == 0
 
     page = response.content.decode()
@@ -101,7 +102,7 @@ def test_the_tenants_own_template_is_used_and_another_tenants_refused(
 
     response = admin_client.post(SIMULATE, _form(tenant, template_id="custom_terse"))
     result = response.context["result"]
-    assert result["generated_prompt"]["user"].startswith("OWN TEMPLATE")
+    assert result["generated_prompt_detail"]["user"].startswith("OWN TEMPLATE")
     assert result["provenance"]["template_id"] == "custom_terse"
 
     runs = AuditLog.objects.count()

@@ -31,7 +31,7 @@ CITATIONS = [
         "char_start": 100,
         "char_end": 170,
     },
-    {  # never marked in the answer: its footnote comes at the end, in the last cell
+    {  # never marked in the answer: not quoted (#36 item 13)
         "citation_id": "2",
         "title": "Beta Supply Agreement",
         "page": 1,
@@ -66,7 +66,8 @@ def test_a_comparison_is_a_word_table_with_its_citations_as_footnotes_in_the_cel
     assert rows[2][1] == "No termination provision found in Beta Supply Agreement."
     assert all(run.bold for run in table.rows[0].cells[0].paragraphs[0].runs)
     body = zipfile.ZipFile(io.BytesIO(content)).read("word/document.xml").decode()
-    assert len(re.findall(r"<w:footnoteReference ", body)) == 2  # one in Alpha's cell, one at the end
+    assert len(re.findall(r"<w:footnoteReference ", body)) == 1  # in Alpha's cell; Beta's is not marked
+    assert "three (3) years" not in zipfile.ZipFile(io.BytesIO(content)).read("word/footnotes.xml").decode()
     text = "\n".join(p.text for p in document.paragraphs)
     assert (
         "Termination rights, side by side:" in text and "Each side is quoted from its own document." in text

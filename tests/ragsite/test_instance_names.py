@@ -115,7 +115,7 @@ def test_make_run_serves_on_port(make_args, served):
     )
     assert plan.returncode == 0, plan.stderr
     serve = [line for line in plan.stdout.splitlines() if "manage.py serve" in line]
-    assert serve and serve[-1].endswith(f"manage.py serve {served}")
+    assert serve and serve[-1].endswith(f"manage.py serve --stop-db {served}")
     # The demo credentials it prints point at the same port.
     demo = [line for line in plan.stdout.splitlines() if "manage.py demo_setup" in line]
     assert demo and f"--url http://{served}" in demo[-1]

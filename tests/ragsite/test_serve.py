@@ -94,6 +94,9 @@ def test_serve_runs_web_and_both_worker_pools_and_ctrl_c_stops_them(redis_url, d
         workers = [cmd for cmd in commands if "celery" in cmd and "worker" in cmd]
         # One pool consumes that queue (ingestion), the other its query jobs' queue, and only that.
         assert sorted(cmd.split("--queues=")[1].split()[0] for cmd in workers) == [queue, f"{queue}.query"]
+        # One metrics directory for all three, so the web process's /metrics counts the workers' jobs.
+        directories = {child.environ().get("PROMETHEUS_MULTIPROC_DIR") for child in children}
+        assert len(directories) == 1 and None not in directories, directories
         eager, app.conf.task_always_eager = app.conf.task_always_eager, False
         try:
             for each in (queue, f"{queue}.query"):

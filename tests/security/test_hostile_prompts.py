@@ -93,7 +93,7 @@ def system_prompt_lines(world, django_db_blocker) -> list[str]:
             "/api/v1/rag/admin/simulate", {"query": QUESTION}, format="json"
         )
     assert response.status_code == 200, response.content
-    prompt = response.json()["generated_prompt"]
+    prompt = response.json()["generated_prompt_detail"]
     rules = re.split(r'</source boundary="[^"]+">', prompt["user"])[-1]  # after the passages: question, rules
     assert "<source " not in rules, rules
     lines = [line.strip(" -*") for line in (prompt["system"] + "\n" + rules).splitlines()]

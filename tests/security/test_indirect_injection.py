@@ -169,7 +169,7 @@ def system_prompt(world, django_db_blocker) -> str:
             .post("/api/v1/rag/admin/simulate", {"query": "What is the notice period?"}, format="json")
         )
     assert response.status_code == 200, response.content
-    return response.json()["generated_prompt"]["system"]
+    return response.json()["generated_prompt_detail"]["system"]
 
 
 def _system_prompt_shown(text: str, system_prompt: str) -> list[str]:

@@ -100,7 +100,7 @@ def test_the_extractive_answer_quotes_the_clause_not_the_instruction(name, style
 def test_the_dry_run_marks_the_planted_passage_as_data(name, contracts, alpha):
     response = _ask(alpha, name, contracts[name], dry_run=True)
     assert response.status_code == 200, body_text(response)
-    prompt = response.json()["generated_prompt"]["user"]
+    prompt = response.json()["generated_prompt_detail"]["user"]
     planted = {"same-paragraph": SHOP, "next-paragraph": PWNED, "offensive": OFFENSIVE}[name]
     blocks = re.findall(r"<source [^>]*>.*?</source boundary=\"[a-z-]+\">", prompt, re.S)
     holding = [block for block in blocks if planted in block]

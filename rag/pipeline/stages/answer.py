@@ -14,6 +14,7 @@ is left, or when its confidence is under MIN_CONFIDENCE_THRESHOLD.
 from __future__ import annotations
 
 import dataclasses
+import logging
 
 from django.conf import settings
 
@@ -26,6 +27,8 @@ from ..verify import Verification, cited_sentences, verify
 from .generate import call_model
 from .prompt import build_prompt
 
+logger = logging.getLogger("rag.query")
+
 RERUN_NOTE = (
     "\n\nIMPORTANT: a previous answer to this question cited sources that do not exist, misquoted "
     "them, or made claims they do not support. Answer again using ONLY the sources above, quote "
@@ -36,6 +39,7 @@ UNSTATED_VALUE_DISCLAIMER = (
     "A date, amount, rate or governing law this answer states is not written in the passages it cites; "
     "check it against the document."
 )
+LOGGED_OUTPUT_CHARS = 2000  # of the model's reply in the NoCitationsFound warning
 UNSTATED_VALUE_CONFIDENCE = 0.5  # at most, for an answer stating a value its sources do not give
 
 
@@ -126,6 +130,8 @@ class VerifyStage:
                 filter(None, [UNSTATED_VALUE_DISCLAIMER, ctx.processed.disclaimer])
             )
         ctx.not_found_reason = _not_found_reason(ctx)
+        if ctx.not_found_reason == "no_valid_citations":
+            _warn_no_citations(ctx)
         ctx.note(
             self.name,
             hallucination_detected=detected_first,
@@ -139,6 +145,28 @@ class VerifyStage:
             not_found_reason=ctx.not_found_reason,
         )
         return ctx
+
+
+def _warn_no_citations(ctx: QueryContext) -> None:
+    """The spec's NoCitationsFound: the model answered without a valid citation, so the reader gets
+    "I don't know". Logged as a warning with the request id and the model's reply (capped), to find
+    out why (the question's text is never logged)."""
+    generation = ctx.generation
+    output = generation.text if generation else ""
+    logger.warning(
+        "NoCitationsFound: the model's answer has no valid citation; answered as not found",
+        extra={
+            "event": "no_citations_found",
+            "request_id": ctx.request_id,
+            "tenant_id": ctx.tenant.pk,
+            "model_provider": generation.provider if generation else None,
+            "model": generation.model if generation else None,
+            "llm_output": output[:LOGGED_OUTPUT_CHARS],
+            "llm_output_truncated": len(output) > LOGGED_OUTPUT_CHARS,
+            "invalid_citations": list(ctx.verification.invalid_citations),
+            "mitigation": list(ctx.mitigation),
+        },
+    )
 
 
 def _remove_bad_citations(ctx: QueryContext) -> None:

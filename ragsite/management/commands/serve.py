@@ -4,12 +4,16 @@ The workers are the two pools of `manage.py worker`: ingestion (the default queu
 (their own queue), so an async query never waits behind a long ingestion. Without a broker
 (REDIS_URL unset) tasks run eagerly inside the web process, so no worker starts.
 
+Their metrics go to one directory (PROMETHEUS_MULTIPROC_DIR, var/prometheus unless set), so the web
+process's /metrics and admin/metrics count the workers' async query jobs too.
+
 It says "Ready" once the web process has loaded the models a question needs (the health check's
 `ready`), and with `--stop-db` (what `make run` uses) stops the embedded PostgreSQL on the way out.
 This is the development server; production serving is in docs/deployment.md.
 """
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -20,6 +24,7 @@ import urllib.request
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from ragsite import multiprocess_metrics
 from ragsite.embedded_pg import server
 
 from .worker import worker_command
@@ -51,6 +56,9 @@ class Command(BaseCommand):
             commands["query worker"] = worker_command("query")
         else:
             self.stdout.write("No broker configured: tasks run inside the web process.")
+        # Set before the processes start: each reads it as it starts (ragsite.multiprocess_metrics).
+        os.environ.setdefault(multiprocess_metrics.ENV, str(settings.VAR_DIR / "prometheus"))
+        multiprocess_metrics.remove_dead_files()  # the previous run's counts
         processes = {name: subprocess.Popen(cmd) for name, cmd in commands.items()}
         signal.signal(signal.SIGTERM, _interrupt)
         threading.Thread(target=self._say_when_ready, args=(addrport,), daemon=True).start()
@@ -70,9 +78,8 @@ class Command(BaseCommand):
                     proc.wait(timeout=20)
                 except subprocess.TimeoutExpired:
                     proc.kill()
-            if stop_db and not settings.DATABASE_URL:
-                if server.stop(settings.EMBEDDED_PG_DATA_DIR):
-                    self.stdout.write("Stopped the embedded PostgreSQL (`manage.py db start` starts it).")
+            if stop_db and not settings.DATABASE_URL and server.stop(settings.EMBEDDED_PG_DATA_DIR):
+                self.stdout.write("Stopped the embedded PostgreSQL (`manage.py db start` starts it).")
 
     def _say_when_ready(self, addrport: str) -> None:
         """Print the address once the health check says the models are loaded: a question asked

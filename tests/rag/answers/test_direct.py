@@ -498,3 +498,23 @@ def test_a_date_asked_of_no_known_event_is_the_one_the_lead_quote_gives():
     two = source("1", "Comments by December 15, 2017; signature by January 5, 2018.", 3)
     assert first("By when does Darren want our comments?", two) is None
     assert first("By when does Darren want our comments?", source("1", "As soon as you can.", 3)) is None
+
+
+def test_an_end_date_the_term_clause_states_wins_over_a_renewal_period():
+    clause = (
+        'The term of this JSMA shall commence on May 1, 2020 (the "Commencement Date") and ends at April '
+        '30, 2029 (the "Term"), with automatic renewals each for a period of five (5) years (a "Renewal '
+        'Term") unless notice is given pursuant to 5.2.'
+    )
+    assert first("When does the agreement expire?", source("1", clause, 4)).sentence == "30 April 2029 [1]."
+
+
+def test_a_renewal_period_written_after_the_term_is_no_term():
+    """The renewal's words stand well before its length ("automatic renewals each for a period of
+    five (5) years"): no end is computed from it."""
+    clause = (
+        'The term of this JSMA shall commence on May 1, 2020 (the "Commencement Date") and ends at April '
+        '30, 2029 (the "Term"), with automatic renewals each for a period of five (5) years (a "Renewal '
+        'Term") unless notice is given pursuant to 5.2.'
+    )
+    assert term_end(clause, {}) is None

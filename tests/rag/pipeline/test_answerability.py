@@ -175,8 +175,8 @@ def test_a_dry_run_reports_the_answerability_without_halting(tenant, contracts, 
     assert ctx.not_found_reason is None
     assert "build_prompt" in ctx.stage_metadata
     result = ctx.result
-    assert result["dry_run"] is True and result["generated_prompt"]["user"]
-    assert UNANSWERABLE in result["generated_prompt"]["user"]
+    assert result["dry_run"] is True and result["generated_prompt_detail"]["user"]
+    assert UNANSWERABLE in result["generated_prompt_detail"]["user"]
     assert result["selected_snippets"]
     # The simulation says why: the insurance clause is missing from the named contract.
     assert result["would_answer"] is False and result["missing_clause"] == "insurance"

@@ -153,6 +153,6 @@ def test_a_place_the_context_does_not_have_is_an_invalid_citation(
     token, first_id = invented[-1]
     assert result["flags"]["invalid_citations"] == [token]
     assert result["flags"]["hallucination_detected"] is True
-    assert "removed" in result["flags"]["mitigation_applied"]
+    assert "removed" in result["flags"]["mitigations_applied"]
     assert [c["citation_id"] for c in result["citations"]] == [first_id]
     assert f"[{token}]" not in result["answer"]

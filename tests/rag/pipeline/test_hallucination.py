@@ -2,6 +2,9 @@
 RAG_MAX_RETRIES_ON_HALLUCINATION), stripped citations, disclaimers and flags; "I don't know" when
 nothing valid is left; provider failures propagate typed and are audited."""
 
+import json
+import logging
+
 import pytest
 from prometheus_client import REGISTRY
 
@@ -10,6 +13,7 @@ from rag.pipeline.result import NOT_FOUND_MESSAGE
 from rag.pipeline.run import run_query
 from rag.pipeline.stages.answer import RERUN_NOTE, UNVERIFIED_DISCLAIMER
 from ragsite.exceptions import GenerationTimeout, LLMUnavailable
+from ragsite.logging import JsonFormatter
 
 QUESTION = "Is there a confidentiality clause?"
 STRICT = "You MUST ONLY use provided sources. Cite EVERY claim."
@@ -63,7 +67,8 @@ def test_an_invented_citation_is_re_run_strictly_stripped_and_disclaimed(tenant,
     flags = result["flags"]
     assert flags["hallucination_detected"] is True and flags["hallucination_warning"] is True
     assert flags["invalid_citations"] == ["9"]
-    assert flags["mitigation_applied"] == ["re-run", "removed", "disclaimer"]
+    assert flags["mitigations_applied"] == ["re-run", "removed", "disclaimer"]
+    assert flags["mitigation_applied"] == "disclaimer"  # the spec's one value: what the answer was left with
     assert flags["needs_verification"] is True
     provenance = result["provenance"]
     assert provenance["model_calls"] == 3 and provenance["tokens_used"] == 3 * 150
@@ -83,7 +88,7 @@ def test_re_runs_are_bounded_by_the_setting(tenant, corpus, fake_provider, setti
     provider = fake_provider(INVENTED)
     result = run_query(tenant=tenant, question=QUESTION).result
     assert provider.calls == 1 + retries
-    mitigation = result["flags"]["mitigation_applied"]
+    mitigation = result["flags"]["mitigations_applied"]
     assert ("re-run" in mitigation) == (retries > 0)
     assert mitigation[-2:] == ["removed", "disclaimer"]
     assert "[9]" not in result["answer"]
@@ -100,7 +105,8 @@ def test_a_correct_re_run_is_kept(tenant, corpus, fake_provider):
     assert result["follow_up_questions"][0] == "How long does it last?"
     assert result["flags"]["hallucination_detected"] is True  # the first answer's, reported
     assert result["flags"]["invalid_citations"] == ["9"]
-    assert result["flags"]["mitigation_applied"] == ["re-run"]
+    assert result["flags"]["mitigations_applied"] == ["re-run"]
+    assert result["flags"]["mitigation_applied"] == "re-run"
     assert result["provenance"]["verification"]["invalid_citations"] == []
     assert result["flags"]["needs_verification"] is False  # the returned answer passed every check
 
@@ -113,7 +119,7 @@ def test_an_uncited_re_run_does_not_replace_a_cited_answer(tenant, corpus, fake_
     assert provider.calls == 3
     assert result["answer"] is not None and result["citations"]  # the first answer, mitigated
     assert "[9]" not in result["answer"]
-    assert result["flags"]["mitigation_applied"] == ["re-run", "removed", "disclaimer"]
+    assert result["flags"]["mitigations_applied"] == ["re-run", "removed", "disclaimer"]
 
 
 @pytest.mark.django_db
@@ -142,7 +148,7 @@ def test_a_misquote_that_leaves_nothing_valid_is_i_dont_know(tenant, corpus, fak
     assert result["citations"] == []
     assert result["provenance"]["not_found_reason"] == "no_valid_citations"
     assert result["flags"]["hallucination_detected"] is True
-    assert "removed" in result["flags"]["mitigation_applied"]
+    assert "removed" in result["flags"]["mitigations_applied"]
     assert misquote not in str(result)
 
 
@@ -161,6 +167,30 @@ def test_an_answer_without_citations_is_i_dont_know(tenant, corpus, fake_provide
     assert result["citations"] == [] and result["follow_up_questions"] == []
     assert result["provenance"]["not_found_reason"] == "no_valid_citations"
     assert result["flags"]["needs_verification"] is True
+
+
+@pytest.mark.django_db
+def test_an_uncited_answer_logs_a_warning_with_the_request_id(tenant, corpus, fake_provider, caplog):
+    """The spec's NoCitationsFound: a warning with the request id and the model's reply."""
+    fake_provider({"answer": "Yes, there is a strict clause.", "citations": [], "confidence": 0.95})
+    with caplog.at_level(logging.WARNING, logger="rag.query"):
+        result = run_query(tenant=tenant, question=QUESTION).result
+    [record] = [r for r in caplog.records if getattr(r, "event", None) == "no_citations_found"]
+    assert record.levelno == logging.WARNING and "NoCitationsFound" in record.getMessage()
+    assert record.request_id == result["request_id"] and record.tenant_id == tenant.pk
+    assert "Yes, there is a strict clause." in record.llm_output
+    assert QUESTION not in record.getMessage() + json.dumps(vars(record), default=str)
+    # As the JSON log line shows it.
+    line = json.loads(JsonFormatter().format(record))
+    assert line["request_id"] == result["request_id"] and line["event"] == "no_citations_found"
+
+
+@pytest.mark.django_db
+def test_a_cited_answer_logs_no_such_warning(tenant, corpus, fake_provider, caplog):
+    fake_provider(CORRECT)
+    with caplog.at_level(logging.WARNING, logger="rag.query"):
+        run_query(tenant=tenant, question=QUESTION)
+    assert not [r for r in caplog.records if getattr(r, "event", None) == "no_citations_found"]
 
 
 @pytest.mark.django_db

@@ -53,6 +53,7 @@ FLAG_KEYS = {
     "hallucination_detected",
     "invalid_citations",
     "mitigation_applied",
+    "mitigations_applied",
     "needs_verification",
     "redactions_applied",
     "cache_hit",
@@ -156,6 +157,7 @@ def test_an_answer_has_exactly_the_documented_shape(tenant, corpus):
         "hallucination_detected": False,
         "invalid_citations": [],
         "mitigation_applied": None,
+        "mitigations_applied": [],
         "needs_verification": False,
         "redactions_applied": False,
         "cache_hit": False,
@@ -264,10 +266,12 @@ def test_a_dry_run_shows_the_prompt_and_calls_no_model(tenant, corpus, fake_prov
     assert set(result) == {
         "dry_run",
         "generated_prompt",
+        "generated_prompt_detail",
         "selected_snippets",
         "estimated_tokens",
         "context_tokens",
         "would_use_model",
+        "would_use_model_detail",
         "answerability",
         "would_answer",
         "missing_clause",
@@ -279,14 +283,17 @@ def test_a_dry_run_shows_the_prompt_and_calls_no_model(tenant, corpus, fake_prov
     assert result["dry_run"] is True
     # The simulation says whether the question would be answered or "not found".
     assert result["would_answer"] is True and result["answerability"] >= settings.RAG_MIN_ANSWERABILITY
-    assert result["generated_prompt"] == {"system": ctx.prompt.system, "user": ctx.prompt.user}
-    assert ctx.context.text in result["generated_prompt"]["user"]
-    assert QUESTION in result["generated_prompt"]["user"]
+    # The spec's string: the whole prompt; its parts beside it.
+    assert result["generated_prompt"] == f"{ctx.prompt.system}\n\n{ctx.prompt.user}"
+    assert result["generated_prompt_detail"] == {"system": ctx.prompt.system, "user": ctx.prompt.user}
+    assert ctx.context.text in result["generated_prompt_detail"]["user"]
+    assert QUESTION in result["generated_prompt_detail"]["user"]
     assert result["estimated_tokens"] == tokens.count_tokens(ctx.prompt.system) + tokens.count_tokens(
         ctx.prompt.user
     )
     assert result["context_tokens"] == ctx.context.tokens > 0
-    assert result["would_use_model"] == {"provider": "extractive", "model": "extractive-v1"}
+    assert result["would_use_model"] == "extractive-v1"
+    assert result["would_use_model_detail"] == {"provider": "extractive", "model": "extractive-v1"}
     snippets = result["selected_snippets"]
     assert [s["document_id"] for s in snippets] == [corpus["msa"].pk]
     for snippet in snippets:
@@ -302,7 +309,7 @@ def test_a_dry_run_without_passages_still_shows_the_prompt(tenant, corpus, fake_
     provider = fake_provider(error=AssertionError("a dry run must not call the model"))
     result = run_query(tenant=tenant, question=OFF_TOPIC, dry_run=True).result
     assert provider.calls == 0
-    assert result["selected_snippets"] == [] and OFF_TOPIC in result["generated_prompt"]["user"]
+    assert result["selected_snippets"] == [] and OFF_TOPIC in result["generated_prompt_detail"]["user"]
 
 
 @pytest.mark.django_db

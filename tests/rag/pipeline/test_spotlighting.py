@@ -131,6 +131,6 @@ def test_the_dry_run_shows_the_spotlighted_prompt(case, ingest_text):
     ingest_text(case, PLANTED, filename="acme-globex-msa.txt", title=MSA_TITLE)
 
     result = run_query(tenant=case.tenant, question=QUESTION, dry_run=True).result
-    prompt = result["generated_prompt"]
+    prompt = result["generated_prompt_detail"]
     boundary = _assert_spotlighted(prompt["system"], prompt["user"])
     assert any("PWNED" in block for block in _blocks(prompt["user"], boundary))
