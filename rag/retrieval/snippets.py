@@ -11,9 +11,9 @@ How a passage is cut:
   query terms a sentence contains. A word weighs more the longer it is and the fewer of the
   passage's sentences contain it; ubiquitous contract words ("agreement", "party") weigh less,
   stopwords nothing. Quoted phrases and legal identifiers ("Section 10.2", "§ 2-207",
-  "Rule 12(b)(6)") weigh more than any word. Words match by their Snowball English stems, the
-  stems PostgreSQL's keyword search matched them by ("terminate", "terminated", "termination").
-  The first of equally good sentences wins; with no match at all it is the first sentence;
+  "Rule 12(b)(6)") weigh more than any word. Words match after light stemming ("terminate",
+  "terminated", "termination"). The first of equally good sentences wins; with no match at all it
+  is the first sentence;
 - the window is that sentence plus whole neighbouring sentences (the next one first, then
   alternately) while they fit in `size` characters; room left over (at least a tenth of `size`) is
   filled with the end of the preceding sentence, so the snippet still ends at a sentence end, or,
@@ -35,8 +35,6 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
-
-import snowballstemmer
 
 from rag.ingest.chunking import BLANK_CHARS, sentence_breaks
 
@@ -79,15 +77,50 @@ COMMON_WORDS = frozenset(
     ]
 )  # fmt: skip
 
-_SNOWBALL = snowballstemmer.stemmer("english")
+# Three Porter-like steps, each removing at most one suffix: an inflection, then an outer and an
+# inner derivational suffix; (suffix, replacement, shortest stem left), longest suffixes first.
+# Crude on purpose: the query and the passage go through the same function, so only consistency
+# within a word family matters ("terminates", "terminated", "termination" -> "termin").
+_INFLECTIONS = (
+    ("ings", "", 3), ("ies", "y", 3), ("ied", "y", 3), ("ing", "", 3), ("es", "", 3), ("ed", "", 3),
+    ("s", "", 3),
+)  # fmt: skip
+_OUTER_SUFFIXES = (("ivity", "", 3), ("ity", "", 4), ("ly", "", 4))
+_INNER_SUFFIXES = (
+    ("ification", "ify", 1), ("ational", "", 3), ("ation", "", 3), ("ional", "", 3), ("ator", "", 3),
+    ("ance", "", 3), ("ence", "", 3), ("ment", "", 3), ("able", "", 3), ("ible", "", 3), ("ate", "", 3),
+    ("ion", "", 3), ("ive", "", 3), ("al", "", 4), ("ee", "", 4), ("or", "", 4),
+)  # fmt: skip
+
+
+def _strip_suffix(word: str, rules: tuple[tuple[str, str, int], ...]) -> tuple[str, str]:
+    """`word` without the first of `rules` that applies, and the suffix removed ("" if none)."""
+    for suffix, replacement, shortest in rules:
+        if word.endswith(suffix) and len(word) - len(suffix) >= shortest:
+            if suffix == "s" and word[-2] in "siu":
+                continue  # "business", "analysis", "status"
+            return word[: len(word) - len(suffix)] + replacement, suffix
+    return word, ""
 
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """The Snowball English stem of one lower-case word, as PostgreSQL's `english` search
-    configuration stems it (so a snippet matches what keyword search matched): "terminated" ->
-    "termin", "parties" -> "parti"; "licensee" and "licensor" stay apart."""
-    return _SNOWBALL.stemWord(word) if word.isalpha() else word
+    """A light, rule-based stem of one lower-case word: "terminated" -> "termin", "licensee" ->
+    "licens", "parties" -> "party". Not linguistics, consistency: see the suffix tables above."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    word, removed = _strip_suffix(word, _INFLECTIONS)
+    if removed in ("ing", "ings", "ed", "es") and word.endswith(("at", "bl", "iz")):
+        word += "e"  # "terminated" -> "terminate", "payables" -> "payable"
+    word, _ = _strip_suffix(word, _OUTER_SUFFIXES)
+    word, _ = _strip_suffix(word, _INNER_SUFFIXES)
+    if word.endswith("ify") and len(word) >= 7:
+        word = word[:-3]  # "indemnify" -> "indemn", like "indemnity"; "notify" stays
+    while len(word) > 3 and word.endswith("e"):
+        word = word[:-1]  # "license" / "licensed", "agree" / "agreed" / "agreement"
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouy":
+        word = word[:-1]  # "committed" / "commit"
+    return word
 
 
 @dataclass(frozen=True)
