@@ -219,7 +219,7 @@
     for (const [key, [label, kind]] of Object.entries(FLAG_LABELS)) {
       if (flags[key]) badges.append(el("span", { class: `badge ${kind}`, "data-flag": key, text: label }));
     }
-    if (typeof result.confidence_score === "number") {
+    if (typeof result.confidence_score === "number" && result.answer) { // no "Confidence 0%" over "not found"
       badges.append(el("span", { class: "badge", "data-flag": "confidence", text: `Confidence ${Math.round(result.confidence_score * 100)}%` }));
     }
     answerBox.append(el("h2", { text: "Answer" }), badges);

@@ -107,6 +107,7 @@ def test_scores_wait_behind_details_not_found_is_plain_and_the_case_is_in_view(
     answer = page.locator("#answer")
     assert answer.locator("[data-flag=not-found]").inner_text() == "The documents searched do not say."
     assert "Information not found" not in answer.inner_text()
+    assert answer.locator(".badge[data-flag=confidence]").count() == 0  # no "Confidence 0%"
     answer.locator("details.answer-details > summary").click()
     assert (
         "Information not found in the knowledge base."
