@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from rag.models import AnswerExport
-from rag.selectors import audit_list, audit_outside_walls, walled_case_ids
+from rag.selectors import audit_list, audit_outside_walls, walled_case_ids, walled_request_ids
 from tenants.selectors import owned_list
 
 from .admins import one_line
@@ -25,7 +25,19 @@ class ConsoleAnswerExportAdmin(ReadOnlyTenantAdmin):
     readonly_fields = fields
 
     def tenant_queryset(self, request):
-        return owned_list(AnswerExport, tenant=self.active_tenant(request)).select_related("user")
+        """The firm's exports without those holding an answer about a case walled off from the
+        admin: a walled matter's work product is seen only on the wall (docs/reliability.md)."""
+        tenant = self.active_tenant(request)
+        exports = owned_list(AnswerExport, tenant=tenant).select_related("user")
+        walled = walled_request_ids(
+            tenant=tenant, hidden_cases=walled_case_ids(tenant=tenant, user_id=request.user.pk)
+        )
+        if not walled:
+            return exports
+        behind = [
+            pk for pk, ids in exports.values_list("pk", "request_ids") if walled.intersection(ids or ())
+        ]
+        return exports.exclude(pk__in=behind)
 
     def get_changelist(self, request, **kwargs):
         return PageAnnotatedChangeList

@@ -514,6 +514,16 @@ def audit_outside_walls(rows: QuerySet[AuditLog], hidden_cases: Collection[int])
     return rows.extra(where=[about_walled], params=[walled, [str(pk) for pk in walled]])  # noqa: S610
 
 
+def walled_request_ids(*, tenant: Tenant, hidden_cases: Collection[int]) -> set[str]:
+    """The request ids of the tenant's audit rows about a case in `hidden_cases` (see
+    `audit_outside_walls`): what an export of answers must not show to someone off the wall."""
+    if not hidden_cases:
+        return set()
+    rows = audit_list(tenant=tenant)
+    outside = audit_outside_walls(rows, hidden_cases).values("pk")
+    return set(rows.exclude(pk__in=outside).values_list("request_id", flat=True))
+
+
 def audit_get(*, tenant: Tenant, request_id: str, hidden_cases: Collection[int] = ()) -> AuditLog:
     """The tenant's newest audit row of `request_id` (the column is not unique), or `NotFound`
     (also for a row about a case in `hidden_cases`)."""

@@ -139,8 +139,12 @@ def test_the_exports_list_shows_the_questions_exported(console, tenant):
     case_wall_set(tenant=tenant, case_id=document.case_id, walled=True, members=[])
     _row(tenant, "req-open", query="What law governs the distributor agreement?")
     _row(tenant, "req-walled", document, query="What does the walled agreement say?")
-    AnswerExport.objects.create(tenant=tenant, format="docx", request_ids=["req-open", "req-walled"])
+    AnswerExport.objects.create(tenant=tenant, format="docx", request_ids=["req-open"])
+    mixed = AnswerExport.objects.create(tenant=tenant, format="text", request_ids=["req-open", "req-walled"])
 
     page = console.get(EXPORTS).content.decode()
     assert "What law governs the distributor agreement?" in page
     assert "walled agreement" not in page  # a question about a case walled off from the admin
+    # An export holding an answer about the walled case is the matter's: not listed, not opened.
+    assert f"/manage/rag/answerexport/{mixed.pk}/" not in page
+    assert console.get(f"{EXPORTS}{mixed.pk}/change/").status_code in (302, 404)
