@@ -154,7 +154,10 @@ def _names_document(ctx: QueryContext, question: str) -> bool:
     party's name ("What about the Hydraspin one?"), or by a kind only documents' titles share
     ("the distributor agreement")."""
     filters = ctx.config.filters
-    version = selectors.index_version_get(tenant=ctx.tenant)
+    # The corpus version cache_lookup resolved for this request (looked up only when it did not run).
+    version = ctx.index_version
+    if version is None:
+        version = selectors.index_version_get(tenant=ctx.tenant)
     routing = route(tenant=ctx.tenant, query=question, index_version=version, filters=filters)
     if routing.naming:
         return True
