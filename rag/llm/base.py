@@ -54,12 +54,13 @@ class Finding:
 @dataclass(frozen=True)
 class Listing:
     """A matter review's list (rag.review): the sources are the evidence of each document found to
-    hold `noun`, one per document in order; `checked` documents were read, `unreadable` more in
-    scope could not be (not indexed yet). `confidences`: the review's probability per source."""
+    hold `noun`, one per document in order; `checked` documents were read, `unchecked` says which
+    more in scope could not be (rag.review.unchecked). `confidences`: the review's probability per
+    source."""
 
     noun: str  # "a non-compete clause"
     checked: int
-    unreadable: int = 0
+    unchecked: str = ""  # "2 more in scope could not be checked: …"
     confidences: tuple[float, ...] = ()
     # A document's key terms instead (rag.review.summary): each source's term, and the clause types
     # checked and not found.

@@ -396,8 +396,8 @@ def listing_reply(listing: Listing, sources, *, citation_style: str = "inline_nu
             f"The other {listing.more} are too many to read here: the case's Review page lists every one "
             "in a table, with CSV and XLSX exports."
         )
-    if listing.unreadable:
-        lines.append(f"{listing.unreadable} more in scope could not be checked: they are not indexed yet.")
+    if listing.unchecked:
+        lines.append(listing.unchecked)
     confidences = listing.confidences[: len(sources)] or (0.0,)
     citations = [(q.source, q.text) for q in quotes]
     return quoted_reply(lines, citations, sum(confidences) / len(confidences), sources, citation_style)

@@ -46,9 +46,9 @@ def review_block(review, listed: int) -> str:
             f" {more} more contain it, too many to quote: say so, and that the case's Review page lists "
             "them all."
         )
-    if review.unreadable:
-        unread = len(review.unreadable)
-        note += f" {unread} more documents in scope could not be checked (not indexed yet): say so."
+    if review.unchecked:
+        said = review.unchecked.sentence()
+        note += f" Say too which documents in scope could not be checked, in these words: {said}"
     return note
 
 
@@ -141,7 +141,7 @@ def listing(ctx: QueryContext) -> Listing | None:
         noun=review.column.noun,
         checked=len(review.verdicts),
         more=max(len(review.present) - len(ctx.context.entries), 0),
-        unreadable=len(review.unreadable),
+        unchecked=review.unchecked.sentence(),
         confidences=tuple(probability.get(s.document_id, 0.0) for s in ctx.context.sources),
     )
 

@@ -9,9 +9,10 @@ computed first.
 A clause type without a probe (nothing to learn it from) is judged by the cross-encoder alone,
 on the paragraphs that use its evidence words, compared with the clause's typical wording.
 
-Documents in scope that cannot be read yet (processing, failed) are counted, never named unless
-the reader may see them; confidential documents the reader may not read and walled-off cases are
-outside the filters altogether (SearchFilters.visibility), so they are neither checked nor counted.
+Documents in scope the review could not check are said (rag.review.unchecked): those not indexed
+yet (queued, processing, failed) by name, confidential ones the reader may not read only counted;
+those and walled-off cases are outside the filters altogether (SearchFilters.visibility), so
+nothing of them is read.
 """
 
 from __future__ import annotations
@@ -19,15 +20,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.db.models import Q
-
-from rag.models import Chunk, ClauseSignal, Document, DocumentStatus
+from rag.models import Chunk, ClauseSignal
 from rag.retrieval.filters import SearchFilters
 from rag.retrieval.rerank import WindowScore, get_reranker
 from tenants.models import Tenant
 from tenants.selectors import owned_list
 
-from . import signals, verifier
+from . import signals, unchecked, verifier
 from .columns import Column
 from .model import ClauseModel, clause_model
 
@@ -54,7 +53,7 @@ class Verdict:
 class Review:
     column: Column
     verdicts: list[Verdict]  # every readable document in scope, in probability order
-    unreadable: list[int]  # documents in scope not indexed (yet): processing, queued or failed
+    unchecked: unchecked.Unchecked  # documents in scope it could not check (not indexed, confidential)
     model: str  # "clause-model" (signals), "cross-encoder" (no probe) or "none" (neither)
 
     @property
@@ -96,7 +95,7 @@ def review(*, tenant: Tenant, filters: SearchFilters, column: Column) -> Review:
     else:
         verdicts, used = [], "none"
     checked = {verdict.document_id for verdict in verdicts}
-    return Review(column, verdicts, _unreadable(tenant, filters, checked), used)
+    return Review(column, verdicts, unchecked.in_scope(tenant, filters, checked), used)
 
 
 def probed_verdicts(*, tenant: Tenant, filters: SearchFilters, columns: Sequence[Column]) -> dict[str, list]:
@@ -199,20 +198,3 @@ def _zero_shot(tenant, filters, column: Column, reranker) -> list[Verdict]:
         score = window.score if window is not None else 0.0
         verdicts.append(Verdict(document_id, score >= ZERO_SHOT_PRESENT, score, chunk_id, window))
     return sorted(verdicts, key=lambda v: -v.probability)
-
-
-def _unreadable(tenant: Tenant, filters: SearchFilters, checked: set[int]) -> list[int]:
-    """Documents the filters' case or document ids name that have no passage to check yet (the
-    reader's visibility applies: a hidden document is not counted)."""
-    if not (filters.case_ids or filters.document_ids):
-        return []
-    scope = Q()
-    if filters.case_ids:
-        scope &= Q(case_id__in=filters.case_ids)
-    if filters.document_ids:
-        scope &= Q(pk__in=filters.document_ids)
-    visibility = filters.visibility
-    documents = owned_list(Document, tenant=tenant).filter(scope).exclude(status=DocumentStatus.READY)
-    if visibility is not None:
-        documents = documents.filter(visibility.as_document_q())
-    return sorted(set(documents.values_list("pk", flat=True)) - checked)

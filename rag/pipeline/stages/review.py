@@ -67,7 +67,8 @@ class MatterReviewStage:
             column=asked.column.key,
             checked=len(review.verdicts),
             present=len(review.present),
-            unreadable=len(review.unreadable),
+            unreadable=len(review.unchecked.pending),
+            withheld=review.unchecked.withheld,
             model=review.model,
         )
         if review.model == "none":
@@ -209,9 +210,7 @@ def none_holds(review: classify.Review) -> str:
     """The answer to a list question no document qualifies for."""
     checked = len(review.verdicts)
     message = f"None of the {checked} documents checked contains {review.column.noun}."
-    if review.unreadable:
-        message += f" {len(review.unreadable)} more in scope could not be checked: they are not indexed yet."
-    return message
+    return " ".join(filter(None, (message, review.unchecked.sentence())))
 
 
 def halt_unanswered(

@@ -1,6 +1,7 @@
 """Matter review through the whole pipeline: a list question checks every document in scope and
-names each that holds the clause, with its quote; none holding it is said so; a document the
-reader may not read is neither checked nor counted; a chosen document without the clause is a No."""
+names each that holds the clause, with its quote; none holding it is said so; documents not
+indexed yet are named as not checked, a confidential one the reader may not read only counted;
+a chosen document without the clause is a No."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import pytest
 
 from rag import services as rag_services
 from rag.ingest import service
-from rag.models import Document, DocumentStatus
+from rag.models import Chunk, Document, DocumentStatus
 from rag.pipeline.run import run_query, stream_query
 from rag.retrieval.service import Reader
+from ragsite.exceptions import NotFound
 from tenants.models import Role
+from tests.factories import MembershipFactory
 from tests.rag.review.contracts import ingest, make_confidential
 
 NON_COMPETE_ALPHA = (
@@ -120,7 +123,7 @@ def test_no_document_holding_the_clause_is_said_so_with_the_count(tenant, matter
 
 
 @pytest.mark.django_db
-def test_a_confidential_document_the_reader_may_not_read_is_neither_checked_nor_counted(tenant, matter):
+def test_a_confidential_document_the_reader_may_not_read_is_counted_never_named_or_read(tenant, matter):
     case, documents = matter
     gamma = documents["Gamma License Agreement"]
     make_confidential(gamma)
@@ -129,7 +132,19 @@ def test_a_confidential_document_the_reader_may_not_read_is_neither_checked_nor_
     ).result
     assert cited_titles(viewer) == {"Alpha Distribution Agreement"}
     assert viewer["answer"].startswith("1 of the 3 documents checked holds a non-compete clause")
+    # A lawyer relying on the list must know the matter holds one more they were not shown.
+    assert viewer["answer"].endswith("1 more is confidential and not open to you: it was not checked.")
     assert "Gamma" not in str(viewer["answer"]) and "Licensor" not in str(viewer["answer"])
+    none = run_query(
+        tenant=tenant,
+        question="Which of these agreements have a source code escrow?",
+        filters={"case_ids": [case.pk]},
+        reader=Reader(),
+    ).result
+    assert none["message"] == (
+        "None of the 3 documents checked contains a source code escrow. "
+        "1 more is confidential and not open to you: it was not checked."
+    )
     admin = run_query(
         tenant=tenant,
         question=LIST_QUESTION,
@@ -137,22 +152,56 @@ def test_a_confidential_document_the_reader_may_not_read_is_neither_checked_nor_
         reader=Reader(role=Role.ADMIN),
     ).result
     assert cited_titles(admin) == {"Alpha Distribution Agreement", "Gamma License Agreement"}
+    assert "confidential" not in admin["answer"]
 
 
 @pytest.mark.django_db
-def test_documents_not_indexed_yet_are_counted_as_not_checked(tenant, matter):
+def test_a_case_walled_off_from_the_reader_is_not_even_counted(tenant, matter):
+    case, documents = matter
+    walled = rag_services.case_create(tenant=tenant, name="Gamma dispute")
+    gamma = documents["Gamma License Agreement"]
+    Document.objects.filter(pk=gamma.pk).update(case=walled)
+    Chunk.objects.filter(document=gamma).update(case=walled)
+    make_confidential(documents["Delta Services Agreement"])
+    insider = MembershipFactory(tenant=tenant, role=Role.MEMBER).user
+    outsider = MembershipFactory(tenant=tenant, role=Role.MEMBER).user
+    rag_services.case_wall_set(tenant=tenant, case_id=walled.pk, walled=True, members=[insider])
+    ask = {"tenant": tenant, "question": LIST_QUESTION}
+    outside = run_query(
+        **ask, filters={"case_ids": [case.pk]}, reader=Reader(user_id=outsider.pk, role=Role.MEMBER)
+    ).result
+    assert outside["answer"].startswith("1 of the 2 documents checked holds a non-compete clause")
+    assert outside["answer"].endswith("1 more is confidential and not open to you: it was not checked.")
+    assert "Gamma" not in str(outside)
+    # Naming the walled case is refused as a case that does not exist: nothing of it is counted.
+    both = {"case_ids": [case.pk, walled.pk]}
+    with pytest.raises(NotFound):
+        run_query(**ask, filters=both, reader=Reader(user_id=outsider.pk, role=Role.MEMBER))
+    inside = run_query(**ask, filters=both, reader=Reader(user_id=insider.pk, role=Role.MEMBER)).result
+    assert cited_titles(inside) == {"Alpha Distribution Agreement", "Gamma License Agreement"}
+
+
+@pytest.mark.django_db
+def test_documents_not_indexed_yet_are_named_as_not_checked(tenant, matter):
     case, _ = matter
-    outcome = service.ingest_now(
-        tenant=tenant,
-        case=case,
-        filename="epsilon.txt",
-        content=b"EPSILON DRAFT AGREEMENT between Epsilon Inc and Northwind LLC.",
-        fields=service.DocumentFields(title="Epsilon Draft"),
-    )
-    Document.objects.filter(pk=outcome.document.pk).update(status=DocumentStatus.FAILED)
-    outcome.document.chunks.all().delete()
+    not_ready = (("Epsilon Draft", DocumentStatus.FAILED), ("Zeta Lease", DocumentStatus.PROCESSING))
+    for title, status in not_ready:
+        outcome = service.ingest_now(
+            tenant=tenant,
+            case=case,
+            filename=f"{title}.txt",
+            content=f"{title.upper()} between Epsilon Inc and Northwind LLC.".encode(),
+            fields=service.DocumentFields(title=title),
+        )
+        Document.objects.filter(pk=outcome.document.pk).update(status=status)
+        outcome.document.chunks.all().delete()
     result = run_query(tenant=tenant, question=LIST_QUESTION, filters={"case_ids": [case.pk]}).result
-    assert "1 more in scope could not be checked: they are not indexed yet." in result["answer"]
+    assert result["answer"].startswith("2 of the 4 documents checked hold a non-compete clause")
+    assert result["answer"].endswith(
+        "2 more in scope could not be checked: Epsilon Draft (could not be indexed) and "
+        "Zeta Lease (still being indexed)."
+    )
+    assert {"Epsilon Draft", "Zeta Lease"}.isdisjoint(cited_titles(result))
 
 
 @pytest.mark.django_db
