@@ -16,9 +16,10 @@ it are left out), with the rest of its paragraph when that is short (`rest_of_cl
 list a lead-in ending in a colon announces (`quoted_clause`, rag.llm.lists); up to
 MAX_QUOTES - 1 more windows of that document follow, best first, that score at least
 RELATIVE_WINDOW_SCORE of it and MIN_WINDOW_SCORE, never the same words twice (chunks overlap).
-A question that may mean several documents (`each_document`) quotes each one's best window,
-grouped by document. The confidence is calibrated from the lead window's score and its
-margin over the best window elsewhere (`window_confidence`).
+A question that may mean several documents (`each_document`) quotes each one's best-scoring
+window (the one it would lead with if asked alone), grouped by document. The confidence is
+calibrated from the lead window's score and its margin over the best window elsewhere
+(`window_confidence`).
 
 Without reranking, the question (with the wording of any clause type it names, see
 rag.retrieval.legal_terms) is parsed like a keyword query; each sentence of each readable source
@@ -464,10 +465,13 @@ def _from_windows(
     document = sources[0].document_id
     ranked = sorted((s for s in sources if s.document_id == document), key=lambda s: -s.answer_score)
     lead = ranked[0]
+    # An ambiguous question: the best window of each document it may mean, in context order of
+    # the documents (each one's lead, as when it is asked alone, not its first-ranked passage).
     firsts: dict[int, Source] = {}
-    for source in sources:  # an ambiguous question: the best window of each document it may mean
-        if source.document_id in each_document:
-            firsts.setdefault(source.document_id, source)
+    for source in sources:
+        best = firsts.get(source.document_id)
+        if source.document_id in each_document and (best is None or source.answer_score > best.answer_score):
+            firsts[source.document_id] = source
     quotes: list[_Sentence] = []
     if len(firsts) > 1:
         clauses = [(s, without_planted(quoted_clause(s), s)) for s in firsts.values()]

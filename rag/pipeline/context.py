@@ -76,6 +76,10 @@ class QueryContext:
     # KeyTerms: a summary's terms (rag.review.summary); Comparison: documents compared side by side
     # (rag.review.compare), each with its own passages.
     review: Review | KeyTerms | Comparison | None = None
+    # A question that may mean several documents (rag.retrieval.ambiguity): the candidates, each
+    # searched alone by the each_candidate stage, whose passages are the retrieval; the search
+    # stages are skipped, as after a matter review.
+    each_candidate: tuple[int, ...] = ()
     # A yes/no question about one document whose clause the review found: the answer opens "Yes."
     affirmed: str | None = None  # the clause's noun ("a non-compete clause")
     # ... and the review's evidence of the clause in that document, (chunk id, document id, window),
@@ -127,6 +131,13 @@ class QueryContext:
     stage_metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
     errors: list[dict[str, str]] = field(default_factory=list)  # failures of non-critical stages
     failure: Exception | None = None  # the critical failure that aborted the run, if any
+
+    @property
+    def searched_before(self) -> bool:
+        """Whether a stage before the search stages has found the passages (a matter review or a
+        comparison, `review`; an ambiguous question's candidates, `each_candidate`): the stages
+        marked `searches` are skipped."""
+        return self.review is not None or bool(self.each_candidate)
 
     def halt(self, reason: str) -> None:
         """Skip the remaining stages except those that finish the result."""

@@ -53,8 +53,8 @@ class PipelineExecutor:
             for stage in self.stages:
                 if ctx.halted and not stage.runs_after_halt:
                     continue
-                if ctx.review is not None and getattr(stage, "searches", False):
-                    continue  # a matter review has read every document in scope already
+                if ctx.searched_before and getattr(stage, "searches", False):
+                    continue  # a matter review has read every document in scope already, say
                 ctx = yield from self._stage_events(stage, ctx)
         except GeneratorExit:
             ctx.failure = ClientDisconnected()

@@ -29,12 +29,13 @@ from .stages.prompt import prompt_tokens
 NOT_FOUND_MESSAGE = "Information not found in the knowledge base."
 # The stages whose time is "search" wherever it is reported (provenance `retrieval_latency_ms` and
 # `timing.search_ms`, the log line's `latency.search_ms`, `rag_search_latency_seconds`): finding the
-# passages, by a matter review or a comparison, the plain pipeline's steps or agentic mode's loop,
+# passages, by a matter review or a comparison, an ambiguous question's candidates each searched
+# alone, the plain pipeline's steps or agentic mode's loop,
 # chain of thought's searches, the passages that date the document (rag.answers) and those a clause
 # review adds as its evidence.
 SEARCH_STAGES = (
-    "matter_review", "compare", "retrieve", "rank", "rerank", "agent", "reasoning_search", "document_dates",
-    "clause_evidence",
+    "matter_review", "compare", "each_candidate", "retrieve", "rank", "rerank", "agent", "reasoning_search",
+    "document_dates", "clause_evidence",
 )  # fmt: skip
 BUILD_STAGES = ("build_context", "build_prompt")  # the log line's `build_ms`
 

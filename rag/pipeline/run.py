@@ -18,6 +18,7 @@ from .executor import PipelineExecutor
 from .sanitize import sanitize
 from .scope import scope_resolve
 from .stages.agent import AgentSearchStage
+from .stages.ambiguity import EachCandidateStage
 from .stages.answer import PostProcessStage, VerifyStage
 from .stages.cache_lookup import CacheLookupStage
 from .stages.compare import CompareStage
@@ -45,6 +46,7 @@ def default_executor(*, agentic: bool = False) -> PipelineExecutor:
             EnhanceQueryStage(),
             MatterReviewStage(),
             CompareStage(),
+            EachCandidateStage(),
             *search,
             ReasoningSearchStage(),
             DocumentDatesStage(),

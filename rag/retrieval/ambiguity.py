@@ -7,10 +7,11 @@ silently answered from one of them.
 must all be in a document's title (singular and plural alike). When exactly one document in scope
 fits, the question names it ("What law governs the distributor agreement?" in a case with one
 distributor agreement) and routing treats it as named. When two to MAX_CANDIDATES match, routing
-treats each as named equally, so each one's best clause is retrieved; the answer quotes each,
-grouped by document, and the result carries a clarification naming them by title (the ask page
-offers them as buttons that ask again about one). More than MAX_CANDIDATES: the clarification
-alone.
+treats each as named equally (`rag.retrieval.service.with_ambiguity`); the pipeline answers each
+from its own text, searched as if the question were asked of that document alone
+(rag.pipeline.stages.ambiguity); the answer quotes each, grouped by document, and the result carries
+a clarification naming them by title (the ask page offers them as buttons that ask again about
+one). More than MAX_CANDIDATES: the clarification alone.
 """
 
 from __future__ import annotations

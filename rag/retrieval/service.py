@@ -340,7 +340,8 @@ def with_ambiguity(tenant: Tenant, routing: Routing, filters: SearchFilters | No
     """`routing` (which routed nothing) with the documents a reference by kind fits (ambiguity.py):
     the one it fits is named ("What law governs the distributor agreement?" where one title says
     "Distributor"); several in scope are each routed equally when there are at most
-    MAX_CANDIDATES, and named as ambiguous."""
+    MAX_CANDIDATES, and named as ambiguous. (The pipeline then searches each of them alone,
+    rag.pipeline.stages.ambiguity; a search over all of them ranks their passages jointly.)"""
     found = ambiguity.fitting(tenant=tenant, question=routing.question, filters=filters)
     if not found:
         return routing

@@ -273,25 +273,59 @@ def _searched(
 ) -> Side:
     """`side` with its best passages on the topic, searched inside its own document only; none
     (and its row's "not found" text) when they do not answer it."""
-    own = filters.narrowed(SearchFilters(document_ids=(side.document_id,)))
-    missing = f"No {asked.noun} provision found in {side.title}."
+    passages = own_passages(
+        tenant=tenant,
+        document_id=side.document_id,
+        question=asked.question,
+        filters=filters,
+        reader=reader,
+        mode=mode,
+        reranking_enabled=reranking_enabled,
+        routing_enabled=False,  # the topic's question is ours: it names no document
+    )
+    if not passages:
+        return Side(
+            side.name, side.document_id, side.title, (), f"No {asked.noun} provision found in {side.title}."
+        )
+    return Side(side.name, side.document_id, side.title, passages)
+
+
+def own_passages(
+    *,
+    tenant: Tenant,
+    document_id: int,
+    question: str,
+    filters: SearchFilters,
+    reader: Reader,
+    mode: str = "hybrid",
+    reranking_enabled: bool = True,
+    routing_enabled: bool = True,
+    max_chunks: int = PASSAGES_PER_SIDE,
+) -> tuple[Passage, ...]:
+    """The best `max_chunks` passages of one document for `question`, as if it had been asked of
+    that document alone (`filters.document_ids=[document_id]`, within `filters`, which carry the
+    reader's visibility): its own search inside that document, its own cross-encoder ranking, and
+    the answerability gate of a question about one document (including its "the document never
+    uses such words" test). () when they do not answer it, or the document is outside `filters`
+    or not the reader's to see."""
+    own = filters.narrowed(SearchFilters(document_ids=(document_id,)))
     if own is None:
-        return Side(side.name, side.document_id, side.title, (), missing)
+        return ()
     result = retrieval.retrieve(
         tenant=tenant,
-        query=asked.question,
+        query=question,
         filters=own,
         reader=reader,
         mode=mode,
         similarity_threshold=0.0,  # the document was chosen: the cross-encoder judges (below)
         reranking_enabled=reranking_enabled,
-        routing_enabled=False,
-        max_chunks=PASSAGES_PER_SIDE,
+        routing_enabled=routing_enabled,
+        max_chunks=max_chunks,
     )
-    passages = [p for p in result.passages if p.document_id == side.document_id]
-    if not passages or missing_clause(tenant, result, asked.question, own) is not None:
-        return Side(side.name, side.document_id, side.title, (), missing)
-    score = answerability(result, asked.question)
+    passages = tuple(p for p in result.passages if p.document_id == document_id)
+    if not passages or missing_clause(tenant, result, question, own) is not None:
+        return ()
+    score = answerability(result, question)
     if score is not None and score < settings.RAG_MIN_ANSWERABILITY:
-        return Side(side.name, side.document_id, side.title, (), missing)
-    return Side(side.name, side.document_id, side.title, tuple(passages))
+        return ()
+    return passages

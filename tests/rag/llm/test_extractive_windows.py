@@ -167,6 +167,21 @@ def test_an_ambiguous_question_quotes_each_document_grouped_by_document():
     assert [c["id"] for c in answer(QUESTION, sources)["citations"]] == ["1"]
 
 
+def test_an_ambiguous_question_quotes_each_documents_best_window_not_its_first_passage():
+    """Each document is answered with the window it would lead with if asked alone: its best-scoring
+    one, wherever its passage comes in the context."""
+    lonestar_law = "This Agreement shall be governed by the laws of the State of Kansas."
+    sources = [
+        source("1", 7, ASSIGNMENT, 0.90),
+        source("2", 8, "Lonestar shall display the Apache name.", 0.60, title="Apache Lonestar Sponsorship"),
+        source("3", 7, LAW, 0.97),
+        source("4", 8, lonestar_law, 0.93, title="Apache Lonestar Sponsorship"),
+    ]
+    reply = answer(QUESTION, sources, each_document=(7, 8))
+    assert [c["id"] for c in reply["citations"]] == ["3", "4"]
+    assert LAW in reply["answer"] and lonestar_law in reply["answer"] and ASSIGNMENT not in reply["answer"]
+
+
 def test_the_reply_confidence_is_the_window_confidence():
     lead, other = source("1", 1, LAW, 0.97), source("2", 1, ASSIGNMENT, 0.3)
     assert answer(QUESTION, [lead, other])["confidence"] == window_confidence(lead, [other])

@@ -1,7 +1,10 @@
 """A question naming its document only by kind ("the sponsorship agreement") where the scope holds
 several of that kind: each is answered, grouped by document, and the clarification names them by
-title, in sync and agentic mode. Names in the question make it unambiguous; another tenant's, or
-another case's, documents of that kind are never candidates."""
+title, in sync and agentic mode. Each candidate is answered from its own text, with the clause it
+gives when it is asked about alone (not whatever of it a search over all of them ranks first), in
+sync, streamed and agentic mode. Names in the question make it unambiguous; another tenant's, or
+another case's, documents of that kind, and a confidential one the reader may not read, are never
+candidates."""
 
 from __future__ import annotations
 
@@ -9,10 +12,16 @@ import pytest
 
 from rag import selectors
 from rag import services as rag_services
-from rag.pipeline.run import run_query
+from rag.models import Document
+from rag.pipeline.run import run_query, stream_query
+from rag.pipeline.streaming import AnswerDelta
 from rag.retrieval import ambiguity
 from rag.retrieval.filters import SearchFilters
+from rag.retrieval.service import Reader
+from tenants.models import Role
 from tests.factories import TenantFactory
+from tests.rag import licences
+from tests.rag.review.contracts import make_confidential
 from tests.rag.sponsorships import APACHE, APACHE_TITLE, CANO, CANO_TITLE, ingest_sponsorships
 
 QUESTION = "What law governs the sponsorship agreement?"
@@ -102,3 +111,95 @@ def test_a_kind_that_fits_one_title_names_that_document(tenant, case, ingest_tex
     assert result.get("clarification") is None
     assert result["citations"] and {c["document_id"] for c in result["citations"]} == {cano.pk}
     assert "Oklahoma" in result["answer"] and "New York" not in result["answer"]
+
+
+def _ask(tenant, case, mode: str, **options) -> dict:
+    """The licence question asked over `case` in `mode` ("sync", "stream", "agentic"): its result."""
+    ask = {
+        "tenant": tenant,
+        "question": licences.QUESTION,
+        "use_cache": False,
+        "filters": {"case_ids": [case.pk]},
+    }
+    if mode == "stream":
+        ctx, events = stream_query(**ask, **options)
+        streamed = "".join(event.text for event in events if isinstance(event, AnswerDelta))
+        assert streamed == ctx.result["answer"]
+        return ctx.result
+    return run_query(**ask, agentic=mode == "agentic", **options).result
+
+
+def _cited(result: dict, document: Document) -> list[tuple[int, int]]:
+    """The spans of `document` the result cites, each checked to be its exact text."""
+    spans = []
+    for citation in result["citations"]:
+        if citation["document_id"] == document.pk:
+            assert document.text[citation["char_start"] : citation["char_end"]] == citation["snippet"]
+            spans.append((citation["char_start"], citation["char_end"]))
+    return spans
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("mode", ["sync", "stream", "agentic"])
+def test_each_candidate_is_answered_with_the_clause_it_gives_when_asked_alone(
+    tenant, case, ingest_text, mode
+):
+    """Two licence agreements whose recitals, grant and interpretation clauses share the question's
+    words: asked together, each is still answered with its own governing-law clause, the passage
+    the same question cites first when it is asked of that document alone."""
+    documents = licences.ingest_licences(case, ingest_text)
+    result = _ask(tenant, case, mode)
+    assert result["clarification"]["type"] == "ambiguous"
+    assert [c["document_id"] for c in result["clarification"]["candidates"]] == [
+        documents["orion"].pk,
+        documents["helix"].pk,
+    ]
+    assert licences.ORION_LAW in result["answer"] and licences.HELIX_LAW in result["answer"]
+    assert "NOW, THEREFORE" not in result["answer"] and "headings" not in result["answer"]
+    for document, law in ((documents["orion"], licences.ORION_LAW), (documents["helix"], licences.HELIX_LAW)):
+        alone = run_query(
+            tenant=tenant,
+            question=licences.QUESTION,
+            use_cache=False,
+            filters={"document_ids": [document.pk]},
+        ).result
+        assert alone.get("clarification") is None
+        first = alone["citations"][0]
+        assert first["snippet"] == law
+        assert _cited(result, document) == [(first["char_start"], first["char_end"])]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("mode", ["sync", "agentic"])
+def test_a_confidential_candidate_the_reader_may_not_read_is_neither_named_nor_quoted(
+    tenant, case, ingest_text, mode
+):
+    documents = licences.ingest_licences(case, ingest_text)
+    texas = "This License Agreement shall be governed by the laws of the State of Texas."
+    pavo_title = "Pavo Lyra Trademark License Agreement"
+    pavo = ingest_text(
+        case,
+        licences.licence(
+            licensor="Pavo Marks Ltd.",
+            licensee="Lyra Foods Inc.",
+            state="Ohio",
+            product="Pavo marks",
+            law=texas,
+            year=2020,
+        ),
+        filename="pavo-lyra-license.txt",
+        title=pavo_title,
+    )
+    make_confidential(pavo)
+
+    hidden = _ask(tenant, case, mode, reader=Reader())
+    assert {c["document_id"] for c in hidden["clarification"]["candidates"]} == {
+        d.pk for d in documents.values()
+    }
+    assert pavo_title not in str(hidden) and "Texas" not in str(hidden)
+    assert {c["document_id"] for c in hidden["citations"]} == {d.pk for d in documents.values()}
+
+    admin = _ask(tenant, case, mode, reader=Reader(role=Role.ADMIN))  # control: they may read it
+    assert len(admin["clarification"]["candidates"]) == 3 and pavo_title in admin["clarification"]["message"]
+    assert _cited(admin, pavo) and texas in admin["answer"]
+    assert licences.ORION_LAW in admin["answer"] and licences.HELIX_LAW in admin["answer"]

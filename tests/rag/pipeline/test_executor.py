@@ -161,6 +161,7 @@ def test_the_default_pipeline_runs_the_spec_stages_in_order():
         "enhance",
         "matter_review",
         "compare",
+        "each_candidate",
         "retrieve",
         "rank",
         "rerank",

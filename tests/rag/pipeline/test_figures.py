@@ -91,9 +91,9 @@ def test_the_search_time_is_the_same_figure_everywhere_and_counts_the_agents_sea
     with caplog.at_level(logging.INFO, logger="rag.query"):
         ctx = ask(tenant, supply_agreement, agentic=agentic)
     search = (
-        ("matter_review", "compare", "agent")
+        ("matter_review", "compare", "each_candidate", "agent")
         if agentic
-        else ("matter_review", "compare", "retrieve", "rank", "rerank")
+        else ("matter_review", "compare", "each_candidate", "retrieve", "rank", "rerank")
     )
     expected = sum(
         ctx.timings[f"{stage}_ms"]

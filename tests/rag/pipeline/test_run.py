@@ -101,6 +101,7 @@ ANSWER_STAGES = [
     "enhance",
     "matter_review",
     "compare",
+    "each_candidate",
     "retrieve",
     "rank",
     "rerank",
