@@ -20,7 +20,14 @@ from ..answerability import answerability, missing_clause
 from ..context import QueryContext
 from ..context_builder import SEPARATOR, build_context
 from ..reasoning import reasoning_block
-from ..review_prompt import affirmed_block, compare_block, doubted_block, restricted_block, review_block
+from ..review_prompt import (
+    affirmed_block,
+    candidates_block,
+    compare_block,
+    doubted_block,
+    restricted_block,
+    review_block,
+)
 
 # A list over a matter quotes one passage per document (~150 tokens each, cut around the clause).
 REVIEW_TOKEN_BUDGET = 12_000
@@ -162,6 +169,9 @@ def build_prompt(ctx: QueryContext, *, strictness: str):
         context = f"{context}{SEPARATOR}{compare_block(ctx.review, ctx.context.entries)}"
     elif ctx.review is not None:
         context = f"{context}{SEPARATOR}{review_block(ctx.review, len(ctx.context.entries))}"
+    elif ctx.each_candidate:
+        ambiguous = ctx.retrieval.routing.ambiguous
+        context = f"{context}{SEPARATOR}{candidates_block(ctx.context.entries, ambiguous)}"
     if ctx.affirmed:
         context = f"{context}{SEPARATOR}{affirmed_block(ctx.affirmed)}"
     if ctx.restricted:

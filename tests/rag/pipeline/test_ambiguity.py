@@ -8,6 +8,9 @@ candidates."""
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 from rag import selectors
@@ -21,6 +24,8 @@ from rag.retrieval.service import Reader
 from tenants.models import Role
 from tests.factories import TenantFactory
 from tests.rag import licences
+from tests.rag.llm.conftest import Received, Reply, start_server  # noqa: F401  (fixture)
+from tests.rag.pipeline.test_remote_replies import anthropic_reply, remote_model  # noqa: F401  (fixture)
 from tests.rag.review.contracts import make_confidential
 from tests.rag.sponsorships import APACHE, APACHE_TITLE, CANO, CANO_TITLE, ingest_sponsorships
 
@@ -203,3 +208,34 @@ def test_a_confidential_candidate_the_reader_may_not_read_is_neither_named_nor_q
     assert len(admin["clarification"]["candidates"]) == 3 and pavo_title in admin["clarification"]["message"]
     assert _cited(admin, pavo) and texas in admin["answer"]
     assert licences.ORION_LAW in admin["answer"] and licences.HELIX_LAW in admin["answer"]
+
+
+def _remote_answer_per_candidate(received: Received) -> Reply:
+    """A Claude that follows the note: one line per candidate, quoting the law of its own sources."""
+    prompt = received.json()["messages"][0]["content"]
+    lines, citations = [], []
+    for title, tokens in re.findall(r'^- "(.+?)": its sources are ([^\n]+)\.$', prompt, re.M):
+        token = tokens.split(", ")[0]
+        law = licences.ORION_LAW if "Orion" in title else licences.HELIX_LAW
+        lines.append(f'{title}: "{law}" [{token}]')
+        citations.append({"id": token, "snippet": law})
+    reply = {"answer": "\n".join(lines), "citations": citations, "follow_ups": [], "confidence": 0.9}
+    return Reply(200, anthropic_reply(json.dumps(reply), "end_turn"))
+
+
+@pytest.mark.django_db
+def test_a_remote_model_is_told_to_answer_each_candidate_from_its_own_sources(
+    tenant,
+    case,
+    ingest_text,
+    remote_model,  # noqa: F811
+):
+    documents = licences.ingest_licences(case, ingest_text)
+    server = remote_model("anthropic", _remote_answer_per_candidate)
+    result = _ask(tenant, case, "sync")
+    prompt = server.received[0].json()["messages"][0]["content"]
+    assert "Which document? The question may mean any of the documents below" in prompt
+    titles = re.findall(r'^- "(.+?)": its sources are \d', prompt, re.M)
+    assert titles == [documents["orion"].title, documents["helix"].title]
+    assert licences.ORION_LAW in result["answer"] and licences.HELIX_LAW in result["answer"]
+    assert _cited(result, documents["orion"]) and _cited(result, documents["helix"])
