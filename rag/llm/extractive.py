@@ -493,6 +493,8 @@ def _from_windows(
             quotes.append(_Sentence(source, text, frozenset(), len(quotes)))
     if not quotes:
         return {"answer": I_DONT_KNOW, "citations": [], "follow_ups": [], "confidence": 0.0, "disclaimer": ""}
+    if len(firsts) > 1:
+        return _each_candidate_reply(question, quotes, [*sources, *others], lead, follow_up_count)
     first, quotes = _with_opening(question, quotes, list(dict.fromkeys([*sources, *others])))
     return {
         "answer": f"{first} {_grouped(quotes)}".strip(),
@@ -501,6 +503,32 @@ def _from_windows(
             for q in quotes
         ],
         "follow_ups": follow_ups(question, quotes, follow_up_count),
+        "confidence": window_confidence(lead, [s for s in sources if s is not lead]),
+        "disclaimer": DISCLAIMER,
+    }
+
+
+def _each_candidate_reply(
+    question: str, quotes: list[_Sentence], sources, lead: Source, follow_up_count
+) -> dict:
+    """The reply to a question that may mean several documents: for each (one quote each, in
+    order), the value it states first where the question asks for one, as it would be answered
+    alone ("Orion License — The laws of New York govern [1]. "…" [1]"), then its quote."""
+    parts, cited = [], []
+    for quote in quotes:
+        own = [s for s in dict.fromkeys(sources) if s.document_id == quote.source.document_id]
+        first, own_quotes = _with_opening(question, [quote], own)
+        quoted = "; and ".join(f'"{q.text}" [{q.source.citation_id}]' for q in own_quotes)
+        title = _title(quote.source)
+        parts.append(f"{title} — {first} {quoted}" if first else f"{title} states: {quoted}")
+        cited += own_quotes
+    return {
+        "answer": " ".join(parts),
+        "citations": [
+            {"id": q.source.citation_id, "doc_id": str(q.source.document_id), "snippet": q.text}
+            for q in cited
+        ],
+        "follow_ups": follow_ups(question, cited, follow_up_count),
         "confidence": window_confidence(lead, [s for s in sources if s is not lead]),
         "disclaimer": DISCLAIMER,
     }

@@ -150,7 +150,7 @@ def test_a_sentence_two_overlapping_chunks_carry_is_quoted_once():
     assert [c["id"] for c in reply["citations"]] == ["1"]
 
 
-def test_an_ambiguous_question_quotes_each_document_grouped_by_document():
+def test_an_ambiguous_question_answers_each_document_with_its_value_then_its_quote():
     lonestar_law = "This Agreement shall be governed by the laws of the State of Kansas."
     sources = [
         source("1", 8, lonestar_law, 0.93, title="Apache Lonestar Sponsorship"),
@@ -161,8 +161,12 @@ def test_an_ambiguous_question_quotes_each_document_grouped_by_document():
     reply = answer(QUESTION, sources, each_document=(7, 8))
     assert [c["id"] for c in reply["citations"]] == ["1", "2"]  # each one's best, in context order
     assert reply["answer"] == (
-        f'Apache Lonestar Sponsorship states: "{lonestar_law}" [1] Cano Boyd Sponsorship states: "{LAW}" [2]'
+        f'Apache Lonestar Sponsorship \u2014 The laws of Kansas govern [1]. "{lonestar_law}" [1] '
+        f'Cano Boyd Sponsorship \u2014 The laws of Texas govern [2]. "{LAW}" [2]'
     )
+    # A question asking for no value: each document named, then its quote.
+    plain = answer("What does the sponsorship agreement say about disputes?", sources, each_document=(7, 8))
+    assert plain["answer"].startswith(f'Apache Lonestar Sponsorship states: "{lonestar_law}" [1]')
     # Without the ambiguity, only the first passage's document is quoted.
     assert [c["id"] for c in answer(QUESTION, sources)["citations"]] == ["1"]
 
