@@ -310,7 +310,7 @@ def search(
         routing = route(tenant=tenant, query=query, index_version=version, filters=filters)
     else:
         routing = Routing("", query)
-    if routing_enabled and not routing.documents:
+    if routing_enabled:
         routing = with_ambiguity(tenant, routing, filters)
     lap("route_ms")
     question = routing.question or query
@@ -337,13 +337,27 @@ def search(
 
 
 def with_ambiguity(tenant: Tenant, routing: Routing, filters: SearchFilters | None) -> Routing:
-    """`routing` (which routed nothing) with the documents a reference by kind fits (ambiguity.py):
-    the one it fits is named ("What law governs the distributor agreement?" where one title says
-    "Distributor"); several in scope are each routed equally when there are at most
-    MAX_CANDIDATES, and named as ambiguous. (The pipeline then searches each of them alone,
-    rag.pipeline.stages.ambiguity; a search over all of them ranks their passages jointly.)"""
-    found = ambiguity.fitting(tenant=tenant, question=routing.question, filters=filters)
+    """`routing` with the documents a reference by kind fits (ambiguity.py), where it routed
+    nothing, or several documents alike: the one it fits is named ("What law governs the
+    distributor agreement?" where one title says "Distributor"); several in scope are each routed
+    equally when there are at most MAX_CANDIDATES, and named as ambiguous. (The pipeline then
+    searches each of them alone, rag.pipeline.stages.ambiguity; a search over all of them ranks
+    their passages jointly.)
+
+    Several routed alike: "the promotion agreement" routed to two Promotion Agreements whose
+    scores differ only by what else their texts say. Where every routed document is one the
+    reference's kind fits and no rare name of the question tells them apart (`routing.naming`),
+    the question may mean any of them; one routed document, or a name that picks one, stands."""
+    if routing.documents and (len(routing.documents) < 2 or routing.naming):
+        return routing
+    # The reference's words ("the promotion agreement") with the rest of the question.
+    asked = " ".join(part for part in (routing.reference, routing.question) if part)
+    found = ambiguity.fitting(tenant=tenant, question=asked, filters=filters)
     if not found:
+        return routing
+    if routing.documents and (
+        len(found) < 2 or not {d.document_id for d in routing.documents} <= {c.document_id for c in found}
+    ):
         return routing
     if len(found) == 1:
         named = RoutedDocument(found[0].document_id, found[0].title, 1.0)

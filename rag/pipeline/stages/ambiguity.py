@@ -92,8 +92,7 @@ def ambiguous_routing(ctx: QueryContext) -> Routing | None:
     if version is None:
         version = selectors.index_version_get(tenant=ctx.tenant)
     routing = route(tenant=ctx.tenant, query=question, index_version=version, filters=filters)
-    if routing.documents:
-        return None  # it names its document (by parties, say)
+    # A question naming its document (by parties, say) keeps its routing (with_ambiguity).
     routing = retrieval.with_ambiguity(ctx.tenant, routing, filters)
     return routing if len(routing.ambiguous) > 1 and routing.documents else None
 

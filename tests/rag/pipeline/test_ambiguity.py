@@ -239,3 +239,20 @@ def test_a_remote_model_is_told_to_answer_each_candidate_from_its_own_sources(
     assert titles == [documents["orion"].title, documents["helix"].title]
     assert licences.ORION_LAW in result["answer"] and licences.HELIX_LAW in result["answer"]
     assert _cited(result, documents["orion"]) and _cited(result, documents["helix"])
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("agentic", [False, True])
+def test_a_reference_routed_to_several_documents_alike_is_ambiguous(tenant, case, ingest_text, agentic):
+    # "of the license agreement" routes to both licences (their titles share the words); neither is
+    # named by anything else in the question, so each is answered and both are named.
+    documents = licences.ingest_licences(case, ingest_text)
+    ask = {"tenant": tenant, "use_cache": False, "filters": {"case_ids": [case.pk]}, "agentic": agentic}
+    result = run_query(question="What is the governing law of the license agreement?", **ask).result
+    assert result["clarification"]["type"] == "ambiguous"
+    candidates = {c["document_id"] for c in result["clarification"]["candidates"]}
+    assert candidates == {documents["orion"].pk, documents["helix"].pk}
+    assert licences.ORION_LAW in result["answer"] and licences.HELIX_LAW in result["answer"]
+    named = run_query(question="What is the governing law of the Orion license agreement?", **ask).result
+    assert named.get("clarification") is None
+    assert {c["document_id"] for c in named["citations"]} == {documents["orion"].pk}
