@@ -88,6 +88,9 @@ class Comparison:
 
     topic: str  # "Termination rights" (the table's column heading)
     documents: tuple[ComparedDocument, ...]
+    # The topic as a question about one document: a row states first the value it asks for (the
+    # governing law, a date, a period), as the answer about that document alone would.
+    question: str = ""
 
 
 @dataclass(frozen=True)

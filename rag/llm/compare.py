@@ -11,7 +11,10 @@ per document, each quoting only that document's sources.
 Each row quotes its document's best answer window as the extractive answer does (`quoted_clause`:
 the operative sentence with the rest of its short clause and the list a lead-in announces, never a
 cut-off fragment), then a second window of the same document when it scores nearly as well
-(SECOND_QUOTE_SHARE of the first) and says something else. Every quote carries its source's
+(SECOND_QUOTE_SHARE of the first) and says something else. Where the topic asks for a value (the
+governing law, a date, a period: rag.answers.direct), the row states it first, as the answer about
+that document alone would ("| Alpha | The laws of New York govern [1]. "…" [1] |"), and a second
+window that states no such value is left out as filler. Every quote carries its source's
 citation marker, so verification checks it against that passage and the UI links it. A quote is
 verbatim: where it would hold a "|" (which would end the table cell) it stops before it, marked
 as cut. A document with no sources says what its row `missing` text says. The confidence is the
@@ -19,6 +22,8 @@ mean of the rows' window confidences (rows found only).
 """
 
 from __future__ import annotations
+
+from rag.answers import direct
 
 from .base import Comparison, Source
 from .extractive import (
@@ -39,12 +44,13 @@ def comparison_reply(comparison: Comparison, sources, *, citation_style: str = "
     rows, cited, confidences = [], [], []
     for document in comparison.documents:
         own = [source for source in sources if source.document_id == document.document_id]
-        quotes = _quotes(own)
+        value, quotes = _stated(comparison.question, _quotes(own), own)
         title = _cell(document.title or "The document")
         if not quotes:
             rows.append(f"| {title} | {_cell(document.missing or 'Nothing found in the sources.')} |")
             continue
-        rows.append(f"| {title} | " + "; ".join(f'"{text}" [{s.citation_id}]' for s, text in quotes) + " |")
+        quoted = "; ".join(f'"{text}" [{s.citation_id}]' for s, text in quotes)
+        rows.append(f"| {title} | {_cell(value) + ' ' if value else ''}{quoted} |")
         cited += quotes
         lead = quotes[0][0]
         if lead.answer_score is not None:
@@ -84,6 +90,29 @@ def _quotes(sources: list[Source]) -> list[tuple[Source, str]]:
         if text and not any(_same(text, quoted) for _, quoted in quotes):
             quotes.append((source, text))
     return quotes
+
+
+def _stated(question: str, quotes: list[tuple[Source, str]], own) -> tuple[str, list[tuple[Source, str]]]:
+    """A row's value first, as the answer about its document alone opens ("The laws of New York
+    govern [1]."), and its quotes: the first widened where the value sits in the sentence next to
+    it; a second that states no value of the kind is filler beside a stated one, and left out.
+    ("", `quotes`) where the topic asks for no typed value or the first quote states none."""
+    if not question or not quotes:
+        return "", quotes
+    lead, text = quotes[0]
+    found = direct.opening(question, [direct.Quote(lead, text)], own)
+    if found is None or found.added or not found.states_value:
+        return "", quotes
+    if found.lead_text:
+        if "|" in found.lead_text:
+            return "", quotes  # the sentence holding the value cannot be quoted whole in a cell
+        text = _verbatim(found.lead_text, lead)
+    kept = [(lead, text)]
+    for source, other in quotes[1:]:
+        alone = direct.opening(question, [direct.Quote(source, other)], own)
+        if alone is not None and alone.states_value and not alone.added:
+            kept.append((source, other))
+    return found.sentence, kept
 
 
 def _clause(source: Source) -> str:

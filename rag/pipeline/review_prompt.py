@@ -107,7 +107,7 @@ def comparison(ctx: QueryContext) -> Comparison | None:
         ComparedDocument(side.document_id, side.title, "" if side.document_id in quoted else _missing(side))
         for side in review.sides
     )
-    return Comparison(topic=review.asked.heading, documents=documents)
+    return Comparison(topic=review.asked.heading, documents=documents, question=review.asked.question)
 
 
 def _missing(side: compare.Side) -> str:

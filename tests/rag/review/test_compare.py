@@ -18,6 +18,7 @@ from rag.pipeline.streaming import AnswerDelta
 from rag.retrieval.service import Reader
 from tenants.models import Role
 from tests.factories import MembershipFactory
+from tests.rag import licences
 from tests.rag.llm.conftest import Received, Reply, start_server  # noqa: F401  (fixture)
 from tests.rag.pipeline.test_remote_replies import anthropic_reply, remote_model  # noqa: F401  (fixture)
 from tests.rag.review.contracts import ingest, make_confidential
@@ -317,3 +318,28 @@ def test_another_firms_document_is_never_resolved_by_name(tenant, other_tenant):
     Document.objects.filter(tenant=other_tenant).delete()
     missing = run_query(tenant=tenant, question=question).result
     assert _outcome(result) == _outcome(missing)
+
+
+@pytest.mark.django_db
+def test_a_row_states_the_value_its_topic_asks_for_then_its_quote_without_filler(tenant, case):
+    # Two licences whose interpretation clause also speaks of "the laws of the State": each row
+    # says which law governs, quotes its governing-law clause, and not the look-alike sentence.
+    documents = {
+        "orion": ingest(tenant, case, licences.ORION_TITLE, licences.ORION),
+        "helix": ingest(tenant, case, licences.HELIX_TITLE, licences.HELIX),
+    }
+    result = run_query(
+        tenant=tenant,
+        question="Compare the governing law of the Orion and Helix license agreements",
+        use_cache=False,
+        filters={"case_ids": [case.pk]},
+    ).result
+    rows = table_rows(result["answer"])
+    orion, helix = rows[documents["orion"].title], rows[documents["helix"].title]
+    assert re.fullmatch(
+        rf'The laws of New York govern \[(\d+)\]\. "{re.escape(licences.ORION_LAW)}" \[\1\]', orion
+    )
+    assert re.fullmatch(
+        rf'The laws of California govern \[(\d+)\]\. "{re.escape(licences.HELIX_LAW)}" \[\1\]', helix
+    )
+    assert "headings" not in result["answer"]
