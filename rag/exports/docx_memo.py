@@ -204,7 +204,7 @@ def memo_docx(
         document.add_paragraph(clean(entry.question))
         document.add_heading("Answer", level=2)
         if not entry.answered:
-            document.add_paragraph(clean(f"Not found in the documents. {entry.not_found_reason}".strip()))
+            document.add_paragraph(clean(entry.unanswered_text))
         for is_table, lines in _blocks(_lines(entry.parts)):
             if is_table:
                 _add_table(document, lines, footnotes)

@@ -18,6 +18,8 @@ from datetime import datetime
 MARKER = re.compile(r"\[([^\[\]]{1,40})\]")
 # Characters XML 1.0 refuses (a page break's form feed, say): a space in the memo.
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+NOT_FOUND = "Not found in the documents."
+GENERIC_NOT_FOUND = "Information not found in the knowledge base."  # rag.pipeline.result's
 
 
 @dataclass(frozen=True)
@@ -50,13 +52,21 @@ class MemoEntry:
     question: str
     asked_at: datetime
     parts: tuple[str | Source, ...]  # answer text, with a Source where a footnote goes
-    not_found_reason: str
+    # What the reader was told instead of an answer ("None of the 25 documents checked contains a
+    # non-compete clause.", "No: … does not contain …"); "" for the plain "not found".
+    message: str
     confidence: float | None
     uncited: tuple[Source, ...] = ()  # citations the answer text never marks: named, not quoted
 
     @property
     def answered(self) -> bool:
         return any(isinstance(part, Source) or part.strip() for part in self.parts)
+
+    @property
+    def unanswered_text(self) -> str:
+        """What the memo says for an answer not found: what the reader was told (the API's generic
+        "not found" in the memo's words)."""
+        return NOT_FOUND if self.message in ("", GENERIC_NOT_FOUND) else self.message
 
 
 def clean(text: str) -> str:
@@ -113,7 +123,7 @@ def memo_entry(row) -> MemoEntry:
         question=row.query,
         asked_at=row.created_at,
         parts=answer_parts(answer, citations),
-        not_found_reason=str(result.get("not_found_reason") or ""),
+        message=str(result.get("message") or "").strip(),
         confidence=result.get("confidence_score", row.confidence),
         uncited=uncited_sources(answer, citations),
     )
@@ -142,7 +152,7 @@ def memo_text(entries: list[MemoEntry]) -> str:
                 text.append(part)
         answer = "".join(text).strip()
         if not entry.answered:
-            answer = f"Not found in the documents. {entry.not_found_reason}".strip()
+            answer = entry.unanswered_text
         lines.append(f"Answer: {answer}")
         if sources:
             lines += ["", "Sources:"]

@@ -137,3 +137,24 @@ def test_staff_ui_exports_the_users_own_answer(corpus, client, tenant, other_ten
     client.force_login(stranger)
     assert client.get(f"/ask/{request_id}/memo.docx").status_code == 404
     assert AnswerExport.objects.filter(user=user).count() == 2
+
+
+def test_an_answer_not_found_exports_what_the_reader_was_told(corpus, viewer_client):
+    # "Not found" alone drops what the lawyer read (a review's "None of …", a "No: … does not
+    # contain …"): the memo says the same words.
+    answer = _ask(viewer_client, "Which of these agreements have a source code escrow?")
+    assert answer["answer"] is None and answer["message"].startswith("None of the ")
+    assert _exported_text(viewer_client, answer).endswith(f"Answer: {answer['message']}\n")
+    content = viewer_client.get(f"/api/v1/rag/queries/{answer['request_id']}/export").content
+    paragraphs = [p.text for p in docx.Document(io.BytesIO(content)).paragraphs]
+    assert answer["message"] in paragraphs
+    # The API's generic "not found" reads as the memo's own words.
+    plain = _ask(
+        viewer_client, "What does the source code escrow clause of the master services agreement require?"
+    )
+    assert plain["message"] == "Information not found in the knowledge base."
+    assert _exported_text(viewer_client, plain).endswith("Answer: Not found in the documents.\n")
+
+
+def _exported_text(client, answer: dict) -> str:
+    return client.get(f"/api/v1/rag/queries/{answer['request_id']}/export", {"as": "text"}).content.decode()

@@ -48,7 +48,7 @@ def memo(answer: str = ANSWER) -> bytes:
         question="Compare the termination rights in the Alpha and Beta agreements",
         asked_at=datetime(2026, 11, 27, tzinfo=UTC),
         parts=answer_parts(answer, CITATIONS),
-        not_found_reason="",
+        message="",
         confidence=0.8,
     )
     return memo_docx([entry], firm="Acme Law LLP", author="A. Lawyer")
