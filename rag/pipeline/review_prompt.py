@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from rag.llm.base import ComparedDocument, Comparison, Listing
 from rag.review import compare
+from rag.review.columns import VALUE
 from rag.review.model import SURE
 from rag.review.summary import KeyTerms
 
@@ -151,9 +152,11 @@ def listing(ctx: QueryContext) -> Listing | None:
     if review is None or ctx.context is None or isinstance(review, compare.Comparison):
         return None
     if isinstance(review, KeyTerms):
-        labels, confidences = _labels(review, ctx.context.entries)
+        labels, questions, confidences = _labels(review, ctx.context.entries)
         absent = tuple(column.label for column in review.absent)
-        return Listing(noun="", checked=1, labels=labels, absent=absent, confidences=confidences)
+        return Listing(
+            noun="", checked=1, labels=labels, questions=questions, absent=absent, confidences=confidences
+        )
     probability = {verdict.document_id: verdict.probability for verdict in review.verdicts}
     return Listing(
         noun=review.column.noun,
@@ -164,14 +167,15 @@ def listing(ctx: QueryContext) -> Listing | None:
     )
 
 
-def _labels(terms: KeyTerms, entries) -> tuple[tuple[str, ...], tuple[float, ...]]:
-    """Each context entry's term and its confidence (the term's window score): the terms in order,
-    skipping any whose passage was left out."""
-    labels, confidences, pending = [], [], list(terms.found)
+def _labels(terms: KeyTerms, entries) -> tuple[tuple[str, ...], tuple[str, ...], tuple[float, ...]]:
+    """Each context entry's term, its question when it is a value term, and its confidence (the
+    term's window score): the terms in order, skipping any whose passage was left out."""
+    labels, questions, confidences, pending = [], [], [], list(terms.found)
     for entry in entries:
         while pending and pending[0].chunk_id != entry.passage.chunk_id:
             pending.pop(0)
         term = pending.pop(0) if pending else None
         labels.append(term.column.label if term else "")
+        questions.append(term.column.question if term and term.column.kind == VALUE else "")
         confidences.append(term.window.score if term and term.window else 0.0)
-    return tuple(labels), tuple(confidences)
+    return tuple(labels), tuple(questions), tuple(confidences)

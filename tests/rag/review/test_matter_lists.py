@@ -5,6 +5,8 @@ a chosen document without the clause is a No."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from rag import services as rag_services
@@ -260,9 +262,14 @@ def test_a_summary_gives_the_documents_key_terms_each_quoted(tenant, matter):
     ).result
     answer = result["answer"]
     assert answer.startswith("Key terms of Alpha Distribution Agreement:")
-    assert (
-        '- Governing Law: "This Agreement shall be governed by the laws of the State of Delaware."' in answer
+    # A value term states its value first, as an answer to its question would, then its quote.
+    assert re.search(
+        r"^- Governing Law: The laws of Delaware govern \[(\d+)\]\. "
+        r'"This Agreement shall be governed by the laws of the State of Delaware\." \[\1\]$',
+        answer,
+        re.M,
     )
+    assert answer.splitlines()[1].startswith("- Parties: Alpha Foods and Northwind [1]. ")
     assert "- Non-Compete:" in answer and "shall not, directly or indirectly, manufacture" in answer
     assert "Checked and not found:" in answer and "Source Code Escrow" in answer
     assert {citation["document_id"] for citation in result["citations"]} == {alpha.pk}
