@@ -20,7 +20,9 @@ def review_block(review, listed: int) -> str:
         absent = ", ".join(column.label for column in review.absent) or "none"
         return (
             f"Key terms: the sources above state, in order, these terms of the document: {labels}. "
-            "List each term with what the source says and its citation. Then name the clause types "
+            "List each term with what the source says and its citation, stating first the value a date, "
+            "period, party or governing-law term gives (Governing Law: the laws of New York govern [1].), "
+            "then quoting it. Then name the clause types "
             f"that were checked and not found: {absent}."
         )
     checked = len(review.verdicts)
