@@ -21,8 +21,9 @@ def test_a_summary_names_the_parties_from_the_preamble_first(tenant, matter):  #
     ).result["answer"]
     lines = answer.splitlines()
     assert lines[0] == "Key terms of Alpha Distribution Agreement:"
-    assert lines[1].startswith(
-        '- Parties: "DISTRIBUTION AGREEMENT between Alpha Foods Inc and Northwind LLC." ['
+    assert lines[1] == (
+        '- Parties: Alpha Foods and Northwind [1]. "DISTRIBUTION AGREEMENT between Alpha Foods Inc and '
+        'Northwind LLC." [1]'
     )
 
 
@@ -34,7 +35,10 @@ def test_a_summary_of_a_document_named_in_the_question(tenant, matter):  # noqa:
     ).result
     assert result["answer"].startswith("Key terms of Gamma License Agreement:")
     assert {c["document_id"] for c in result["citations"]} == {documents["Gamma License Agreement"].pk}
-    assert '- Parties: "LICENSE AGREEMENT between Gamma Software Inc and Fabrikam Corp."' in result["answer"]
+    assert (
+        '- Parties: Gamma Software and Fabrikam [1]. "LICENSE AGREEMENT between Gamma Software Inc and '
+        'Fabrikam Corp." [1]'
+    ) in result["answer"]
 
 
 @pytest.mark.django_db
