@@ -513,8 +513,17 @@ def _from_windows(
     if len(firsts) > 1:
         return _each_candidate_reply(question, quotes, [*sources, *others], lead, follow_up_count)
     first, quotes = _with_opening(question, quotes, list(dict.fromkeys([*sources, *others])))
+    return _windows_reply(
+        f"{first} {_grouped(quotes)}".strip(), quotes, question, follow_up_count, lead, sources
+    )
+
+
+def _windows_reply(
+    answer: str, quotes: list[_Sentence], question: str, follow_up_count, lead, sources
+) -> dict:
+    """The reply quoting `quotes` as `answer` says them, its confidence the lead window's."""
     return {
-        "answer": f"{first} {_grouped(quotes)}".strip(),
+        "answer": answer,
         "citations": [
             {"id": q.source.citation_id, "doc_id": str(q.source.document_id), "snippet": q.text}
             for q in quotes
@@ -539,16 +548,7 @@ def _each_candidate_reply(
         title = _title(quote.source)
         parts.append(f"{title} — {first} {quoted}" if first else f"{title} states: {quoted}")
         cited += own_quotes
-    return {
-        "answer": " ".join(parts),
-        "citations": [
-            {"id": q.source.citation_id, "doc_id": str(q.source.document_id), "snippet": q.text}
-            for q in cited
-        ],
-        "follow_ups": follow_ups(question, cited, follow_up_count),
-        "confidence": window_confidence(lead, [s for s in sources if s is not lead]),
-        "disclaimer": DISCLAIMER,
-    }
+    return _windows_reply(" ".join(parts), cited, question, follow_up_count, lead, sources)
 
 
 def _with_opening(question: str, quotes: list[_Sentence], sources) -> tuple[str, list[_Sentence]]:
