@@ -65,9 +65,9 @@ class Listing:
     # A document's key terms instead (rag.review.summary): each source's term, and the clause types
     # checked and not found.
     labels: tuple[str, ...] = ()
-    # ... and each value term's question ("Which state or country's law governs this agreement?";
-    # "" for a clause type): its line states the value first, as an answer to it would.
-    questions: tuple[str, ...] = ()
+    # ... and each source's value-term questions ("Which state or country's law governs this
+    # agreement?"; none for a clause type): its line states the value first, as an answer would.
+    questions: tuple[tuple[str, ...], ...] = ()
     absent: tuple[str, ...] = ()
     more: int = 0  # documents that hold it beyond those quoted (too many to read as a list)
 

@@ -411,7 +411,7 @@ def _key_terms_reply(listing: Listing, quotes: list[_Sentence], sources, citatio
     asked = dict(zip((s.citation_id for s in sources), listing.questions, strict=False))
     lines = [f"Key terms of {_title(quotes[0].source)}:"]
     for q in quotes:
-        value = _stated_value(asked.get(q.source.citation_id, ""), q)
+        value = _stated_value(asked.get(q.source.citation_id, ()), q)
         quoted = f'"{q.text}" [{q.source.citation_id}]'
         lines.append(f"- {label.get(q.source.citation_id) or 'Term'}: {value + ' ' if value else ''}{quoted}")
     if listing.absent:
@@ -420,19 +420,19 @@ def _key_terms_reply(listing: Listing, quotes: list[_Sentence], sources, citatio
     return quoted_reply(lines, [(q.source, q.text) for q in quotes], confidence, sources, citation_style)
 
 
-def _stated_value(question: str, quote: _Sentence) -> str:
-    """The value `quote` states for `question` ("The laws of New York govern [2].", "27 June 2011
-    [3]."), as a one-document answer opens; "" when it asks for none, or only a sentence beside the
-    quote would state it (a key term's line quotes one passage)."""
-    if not question:
-        return ""
-    found = direct.opening(question, [direct.Quote(quote.source, quote.text)], [quote.source])
-    if found is None or found.lead_text or not found.states_value:
-        return ""
+def _stated_value(questions: tuple[str, ...], quote: _Sentence) -> str:
+    """The value `quote` states for the first of `questions` it answers ("The laws of New York
+    govern [2].", "27 June 2011 [3]."), as a one-document answer opens; "" when none asks for a
+    value it states, or only a sentence beside the quote would state it (a key term's line quotes
+    one passage)."""
     quoted = " ".join(quote.text.split())
-    if not all(a.source is quote.source and " ".join(a.text.split()) in quoted for a in found.added):
-        return ""  # the value stands in a sentence the line does not quote
-    return found.sentence
+    for question in questions:
+        found = direct.opening(question, [direct.Quote(quote.source, quote.text)], [quote.source])
+        if found is None or found.lead_text or not found.states_value:
+            continue
+        if all(a.source is quote.source and " ".join(a.text.split()) in quoted for a in found.added):
+            return found.sentence  # else the value stands in a sentence the line does not quote
+    return ""
 
 
 def quoted_reply(

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from rag.llm.base import ComparedDocument, Comparison, Listing
 from rag.review import compare
-from rag.review.columns import VALUE
 from rag.review.model import SURE
 from rag.review.summary import KeyTerms
 
@@ -169,7 +168,9 @@ def listing(ctx: QueryContext) -> Listing | None:
     )
 
 
-def _labels(terms: KeyTerms, entries) -> tuple[tuple[str, ...], tuple[str, ...], tuple[float, ...]]:
+def _labels(
+    terms: KeyTerms, entries
+) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...], tuple[float, ...]]:
     """Each context entry's term, its question when it is a value term, and its confidence (the
     term's window score): the terms in order, skipping any whose passage was left out."""
     labels, questions, confidences, pending = [], [], [], list(terms.found)
@@ -178,6 +179,6 @@ def _labels(terms: KeyTerms, entries) -> tuple[tuple[str, ...], tuple[str, ...],
             pending.pop(0)
         term = pending.pop(0) if pending else None
         labels.append(term.column.label if term else "")
-        questions.append(term.column.question if term and term.column.kind == VALUE else "")
+        questions.append(term.questions if term else ())
         confidences.append(term.window.score if term and term.window else 0.0)
     return tuple(labels), tuple(questions), tuple(confidences)

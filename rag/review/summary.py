@@ -25,7 +25,7 @@ from rag.retrieval.rerank import WindowScore
 from tenants.selectors import owned_list
 
 from . import classify
-from .columns import BY_KEY, PRESENCE_COLUMNS, Column
+from .columns import BY_KEY, PRESENCE_COLUMNS, VALUE, Column
 from .model import SURE
 
 MIN_VALUE_SCORE = 0.5  # a value's best window scoring under this is left out (nothing states it)
@@ -49,6 +49,12 @@ class Term:
     document_id: int
     chunk_id: int
     window: WindowScore | None
+    also: tuple[Column, ...] = ()  # the other terms the same sentence states (`_merged`)
+
+    @property
+    def questions(self) -> tuple[str, ...]:
+        """The questions of the value terms this entry states, in order (none for a clause type)."""
+        return tuple(column.question for column in (self.column, *self.also) if column.kind == VALUE)
 
 
 @dataclass(frozen=True)
@@ -91,7 +97,11 @@ def _merged(found: list[Term]) -> list[Term]:
             held = merged[key]
             label = f"{held.column.label} / {term.column.label}"
             merged[key] = Term(
-                dataclasses.replace(held.column, label=label), held.document_id, held.chunk_id, held.window
+                dataclasses.replace(held.column, label=label),
+                held.document_id,
+                held.chunk_id,
+                held.window,
+                (*held.also, term.column),
             )
         else:
             merged[key] = term

@@ -32,3 +32,30 @@ def test_too_many_to_read_points_to_the_review_table():
     lines = reply["answer"].split("\n")
     assert lines[0] == "71 of the 400 documents checked hold a non-compete clause; the 1 likeliest:"
     assert "The other 70 are too many to read here: the case's Review page lists every one" in lines[-1]
+
+
+def test_a_key_term_states_the_value_the_first_of_its_questions_finds_in_its_quote():
+    law = "This Agreement shall be governed by the laws of the State of Delaware."
+    merged = Source(
+        citation_id="1", document_id=7, title="Alpha Agreement", page=1, text=law, answer_score=0.9, focus=law
+    )
+    listing = Listing(
+        noun="",
+        checked=1,
+        labels=("Effective Date / Governing Law",),
+        # One sentence stating two terms: the effective date's question finds nothing, the law's does.
+        questions=(
+            (
+                "What is the effective date of this agreement?",
+                "Which state or country's law governs this agreement?",
+            ),
+        ),
+        confidences=(0.9,),
+    )
+    reply = listing_reply(listing, [merged])
+    assert (
+        reply["answer"].splitlines()[1]
+        == f'- Effective Date / Governing Law: The laws of Delaware govern [1]. "{law}" [1]'
+    )
+    clause_type = Listing(noun="", checked=1, labels=("Governing Law",), questions=((),), confidences=(0.9,))
+    assert listing_reply(clause_type, [merged])["answer"].splitlines()[1] == f'- Governing Law: "{law}" [1]'
