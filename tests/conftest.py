@@ -34,9 +34,23 @@ def _restore_builtin_templates() -> None:
 
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
-    """The test database, with the built-in templates even if a reused database lost them."""
+    """The test database, with the built-in templates even if a reused database lost them, and
+    none of the keys an earlier run of this checkout left in the shared Redis."""
     with django_db_blocker.unblock():
         _restore_builtin_templates()
+    _forget_earlier_runs()
+
+
+def _forget_earlier_runs() -> None:
+    """Delete this checkout's test keys from Redis (its own prefixes only: other checkouts on the
+    same Redis keep theirs). A new test database numbers tenants and documents from 1 again, so an
+    answer an earlier run cached for "tenant 1, document 3" would be served as this run's."""
+    from django.core.cache import caches
+
+    for alias in settings.CACHES:
+        cache = caches[alias]
+        if hasattr(cache, "delete_pattern"):  # django-redis: the pattern carries the key prefix
+            cache.delete_pattern("*")
 
 
 @pytest.hookimpl(hookwrapper=True)
