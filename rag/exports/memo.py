@@ -15,11 +15,12 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from rag.pipeline.result import NOT_FOUND_MESSAGE
+
 MARKER = re.compile(r"\[([^\[\]]{1,40})\]")
 # Characters XML 1.0 refuses (a page break's form feed, say): a space in the memo.
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 NOT_FOUND = "Not found in the documents."
-GENERIC_NOT_FOUND = "Information not found in the knowledge base."  # rag.pipeline.result's
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ class MemoEntry:
     def unanswered_text(self) -> str:
         """What the memo says for an answer not found: what the reader was told (the API's generic
         "not found" in the memo's words)."""
-        return NOT_FOUND if self.message in ("", GENERIC_NOT_FOUND) else self.message
+        return NOT_FOUND if self.message in ("", NOT_FOUND_MESSAGE) else self.message
 
 
 def clean(text: str) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from django.db.models import Q
 
-from rag.models import Document, DocumentStatus, Sensitivity
+from rag.models import Document, DocumentStatus
 from rag.retrieval.filters import SearchFilters
 from tenants.models import Tenant
 from tenants.selectors import owned_list
@@ -85,9 +85,8 @@ def in_scope(tenant: Tenant, filters: SearchFilters, checked: set[int]) -> Unche
     )
     withheld = 0
     if visibility is not None and visibility.readable_confidential is not None:
-        hidden = documents.filter(sensitivity=Sensitivity.CONFIDENTIAL).exclude(
-            pk__in=sorted(visibility.readable_confidential)
-        )
+        # What the reader may not see, less the walled cases (not even counted): confidential.
+        hidden = documents.exclude(visibility.as_document_q())
         if visibility.walled_case_ids:
             hidden = hidden.exclude(case_id__in=sorted(visibility.walled_case_ids))
         withheld = hidden.count()
