@@ -146,6 +146,7 @@ def test_the_query_finished_log_line_has_the_spec_fields(tenant, corpus, caplog)
     assert line["latency"]["search_ms"] == pytest.approx(
         timings["matter_review_ms"]
         + timings["compare_ms"]
+        + timings["each_candidate_ms"]
         + timings["retrieve_ms"]
         + timings["rank_ms"]
         + timings["rerank_ms"]
