@@ -1079,6 +1079,12 @@ def first_passing(rec: dict) -> str:
     return "; ".join(parts)
 
 
+def _exact_search_rows() -> int:
+    from rag.retrieval import vector
+
+    return vector.EXACT_SEARCH_ROWS
+
+
 def report(f: dict) -> list[str]:
     d, lat, rec = f["dataset"], f["latency"], f["recall"]
     sizes = d["sizes_mb"]
@@ -1086,7 +1092,8 @@ def report(f: dict) -> list[str]:
     lines = [
         "",
         f"Search benchmark ({f['started']}): tenant {d['tenant']} · {d['postgres']} · "
-        f"pgvector {d['pgvector']} · shared_buffers {d['shared_buffers']} · {f['cpu_count']} CPUs",
+        f"pgvector {d['pgvector']} · shared_buffers {d['shared_buffers']} · {f['cpu_count']} CPUs · "
+        f"exact search up to {f.get('exact_search_rows', '?'):,} chunks",
         "",
         "1. Data set",
         f"   {d['chunks']:,} chunks of {d['tenant']} in {d['documents']:,} documents / {d['cases']} cases: "
@@ -1232,6 +1239,11 @@ def parse_args(argv=None) -> argparse.Namespace:
         action="store_true",
         help=f"drop the HNSW index while building, build it after (automatic from {BULK_INDEX_ROWS:,} rows)",
     )
+    parser.add_argument(
+        "--exact-rows",
+        type=int,
+        help="search a scope of at most this many chunks exactly (rag.retrieval.vector.EXACT_SEARCH_ROWS)",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="write the printed report here too")
     args = parser.parse_args(argv)
@@ -1248,6 +1260,10 @@ def main(argv=None) -> int:
     from rag.retrieval import SearchFilters
     from rag.retrieval.session import default_ef_search
 
+    if args.exact_rows is not None:  # what-if: a larger scope searched exactly
+        from rag.retrieval import vector
+
+        vector.EXACT_SEARCH_ROWS = args.exact_rows
     started = time.strftime("%Y-%m-%d %H:%M")
     info = ensure_dataset(args)
     tenant = info["tenant"]
@@ -1282,6 +1298,7 @@ def main(argv=None) -> int:
     figures = {
         "started": started,
         "cpu_count": os.cpu_count(),
+        "exact_search_rows": _exact_search_rows(),
         "spec": info["spec"],
         "build": {
             key: value for key, value in info.items() if key not in ("tenant", "other", "real_case", "spec")

@@ -60,3 +60,41 @@ def test_unknown_tenant_or_path_is_a_clear_error(tenant, tmp_path):
         call_command("ingest", str(tmp_path), tenant="nobody", case="x")
     with pytest.raises(CommandError, match="No such file"):
         call_command("ingest", str(tmp_path / "missing"), tenant=tenant.slug, case="x")
+
+
+def test_skip_known_leaves_out_what_another_case_of_the_firm_holds(tenant, folder, tmp_path):
+    call_command(
+        "ingest",
+        str(folder / "contract.txt"),
+        tenant=tenant.slug,
+        case="Matter",
+        stdout=StringIO(),
+        stderr=StringIO(),
+    )
+    out = StringIO()
+    call_command(
+        "ingest",
+        str(folder),
+        tenant=tenant.slug,
+        case="Archive",
+        skip_known=True,
+        stdout=out,
+        stderr=StringIO(),
+    )
+    # contract.txt and its same-bytes copy are in "Matter"; the DOCX is new; the scan fails.
+    assert "1 ok, 0 duplicate, 1 failed, 2 already in other cases" in out.getvalue()
+    archive = Case.objects.get(tenant=tenant, name="Archive")
+    assert list(Document.objects.for_tenant(tenant).filter(case=archive, status=DocumentStatus.READY)
+                .values_list("original_filename", flat=True)) == ["contract.docx"]  # fmt: skip
+
+    # Without the option the archive takes its own copy, as an upload to a case does.
+    plain = StringIO()
+    call_command(
+        "ingest",
+        str(folder / "contract.txt"),
+        tenant=tenant.slug,
+        case="Archive",
+        stdout=plain,
+        stderr=StringIO(),
+    )
+    assert "1 ok, 0 duplicate, 0 failed; " in plain.getvalue()

@@ -2,8 +2,14 @@
 
 Each file is uploaded through the same service as the API (same checks, same de-duplication) and
 ingested in this process, with a progress bar and a summary of ok / duplicate / failed with reasons.
+
+`--skip-known` leaves out files whose bytes the firm already holds in any of its cases (an archive
+imported beside the matters it was drawn from holds each contract once; the benchmarks' distractor
+mode, bench/README.md). A run stopped part way is resumed by running it again: what is indexed is a
+duplicate (or known), what failed is tried again.
 """
 
+import hashlib
 from collections import Counter
 from pathlib import Path
 
@@ -12,9 +18,9 @@ from tqdm import tqdm
 
 from rag import services as rag_services
 from rag.ingest import service
-from rag.models import DocType, SourceType
+from rag.models import DocType, Document, SourceType
 from ragsite.exceptions import NotFound
-from tenants.selectors import tenant_get_by_slug
+from tenants.selectors import owned_list, tenant_get_by_slug
 
 SUFFIXES = {".pdf", ".docx", ".txt"}
 
@@ -43,8 +49,13 @@ class Command(BaseCommand):
         parser.add_argument("--doc-type", default=DocType.OTHER, choices=DocType.values)
         parser.add_argument("--jurisdiction", default="")
         parser.add_argument("--limit", type=int, default=0, help="ingest at most N files")
+        parser.add_argument(
+            "--skip-known", action="store_true", help="skip files whose bytes are in any case of the tenant"
+        )
 
-    def handle(self, *args, paths, tenant, case, source_type, doc_type, jurisdiction, limit, **options):
+    def handle(
+        self, *args, paths, tenant, case, source_type, doc_type, jurisdiction, limit, skip_known, **options
+    ):
         try:
             tenant_obj = tenant_get_by_slug(slug=tenant)
         except NotFound as exc:
@@ -56,9 +67,14 @@ class Command(BaseCommand):
         failures: list[tuple[Path, str]] = []
         chunks = 0
         progress = tqdm(files, unit="file", desc="ingesting", disable=not files)
+        known = _known_elsewhere(tenant_obj, case_obj) if skip_known else set()
         for path in progress:
+            content = path.read_bytes()
+            if hashlib.sha256(content).hexdigest() in known:
+                outcome["known"] += 1
+                continue
             result = service.ingest_now(
-                tenant=tenant_obj, case=case_obj, filename=path.name, content=path.read_bytes(), fields=fields
+                tenant=tenant_obj, case=case_obj, filename=path.name, content=content, fields=fields
             )
             outcome[result.status] += 1
             if result.status == "ok":
@@ -68,8 +84,16 @@ class Command(BaseCommand):
             progress.set_postfix(chunks=chunks, failed=outcome["failed"])
 
         self.stdout.write(
-            f"{outcome['ok']} ok, {outcome['duplicate']} duplicate, {outcome['failed']} failed; "
+            f"{outcome['ok']} ok, {outcome['duplicate']} duplicate, {outcome['failed']} failed"
+            + (f", {outcome['known']} already in other cases" if skip_known else "")
+            + "; "
             f"{chunks} passages indexed into case {case_obj.name!r} of {tenant_obj.slug}"
         )
         for path, reason in failures:
             self.stdout.write(f"  failed: {path}: {reason}")
+
+
+def _known_elsewhere(tenant, case) -> set[str]:
+    """The sha256 of every document the tenant holds outside `case` (inside it, the upload's own
+    de-duplication answers "duplicate" and retries a failed one)."""
+    return set(owned_list(Document, tenant=tenant).exclude(case=case).values_list("sha256", flat=True))
