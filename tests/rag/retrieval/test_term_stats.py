@@ -40,3 +40,18 @@ def test_statistics_are_rebuilt_for_a_new_corpus_version_once_stale(case, random
     assert term_stats.term_stats(tenant=case.tenant, index_version=1) is first
     rebuilt = term_stats.term_stats(tenant=case.tenant, index_version=2)
     assert rebuilt.df("notic") == 2 and rebuilt.chunks == 2
+
+
+def test_a_large_tenant_is_read_from_a_sample_scaled_to_its_size(case, random_unit, monkeypatch):
+    texts = ["indemnify notice"] * 40 + ["notice"] * 160
+    add_chunks(make_document(case, "big"), [random_unit()] * len(texts), texts=texts)
+    monkeypatch.setattr(term_stats, "SAMPLE_CHUNKS", 50)
+    assert term_stats.sampled_share(200) == 0.25 and term_stats.sampled_share(50) == 1.0
+    term_stats.clear_cache()
+    stats = term_stats.term_stats(tenant=case.tenant, index_version=1)
+    assert stats.chunks == 200  # counted, not estimated
+    # Page sampling reads some pages whole: the estimates are scaled, near the counts, and the same
+    # in every build of the same table.
+    assert 100 <= stats.df("notic") <= 300 and stats.df("notic") > stats.df("indemnifi")
+    term_stats.clear_cache()
+    assert term_stats.term_stats(tenant=case.tenant, index_version=1) == stats
