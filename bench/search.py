@@ -1240,6 +1240,9 @@ def parse_args(argv=None) -> argparse.Namespace:
         help=f"drop the HNSW index while building, build it after (automatic from {BULK_INDEX_ROWS:,} rows)",
     )
     parser.add_argument(
+        "--ef-sweep", type=int, nargs="+", default=list(EF_SWEEP), help="ef_search values to sweep"
+    )
+    parser.add_argument(
         "--exact-rows",
         type=int,
         help="search a scope of at most this many chunks exactly (rag.retrieval.vector.EXACT_SEARCH_ROWS)",
@@ -1260,6 +1263,8 @@ def main(argv=None) -> int:
     from rag.retrieval import SearchFilters
     from rag.retrieval.session import default_ef_search
 
+    global EF_SWEEP
+    EF_SWEEP = tuple(args.ef_sweep)
     if args.exact_rows is not None:  # what-if: a larger scope searched exactly
         from rag.retrieval import vector
 

@@ -91,6 +91,7 @@ def test_a_selective_filter_still_returns_k_rows_from_the_hnsw_index(case, monke
     add_chunks(judgments, [unit(query + 2.5 * unit(rng.standard_normal(384))) for _ in range(5)])  # ~0.37
     only_judgments = SearchFilters(doc_types=("judgment",))
     monkeypatch.setattr(vector, "EXACT_SEARCH_ROWS", 0)  # never exact: the HNSW path is under test
+    monkeypatch.setattr(vector, "EXACT_SEARCH_SHARE", 0.0)
 
     with transaction.atomic():
         with connection.cursor() as cursor:
@@ -116,6 +117,7 @@ def test_a_selective_filter_still_returns_k_rows_from_the_hnsw_index(case, monke
 
 def test_a_filter_leaving_few_chunks_is_searched_exactly(case, rng, monkeypatch):
     monkeypatch.setattr(vector, "EXACT_SEARCH_ROWS", 100)
+    monkeypatch.setattr(vector, "EXACT_SEARCH_SHARE", 0.0)
     query = unit(rng.standard_normal(384))
     memos = make_document(case, "memos", doc_type="memo")
     add_chunks(memos, [unit(query + 0.6 * unit(rng.standard_normal(384))) for _ in range(300)])
@@ -136,6 +138,21 @@ def test_a_filter_leaving_few_chunks_is_searched_exactly(case, rng, monkeypatch)
         memos_only = SearchFilters(doc_types=("memo",))
         semantic_search(tenant=case.tenant, query_vector=query, k=10, filters=memos_only)
     assert not any("enable_indexscan" in q["sql"] for q in queries.captured_queries)
+
+
+def test_a_scope_that_is_a_small_share_of_a_large_table_is_searched_exactly(monkeypatch):
+    monkeypatch.setattr(vector, "EXACT_SEARCH_ROWS", 5000)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reltuples FROM pg_class WHERE oid = 'rag_chunk'::regclass")
+        estimate = max(cursor.fetchone()[0], 0)
+    # A table of the test's size: the floor.
+    assert vector.exact_search_limit() == max(5000, min(15_000, int(estimate * 0.015)))
+    with connection.cursor() as cursor:  # as ANALYZE would record a table of 1.1M rows
+        cursor.execute("UPDATE pg_class SET reltuples = 1100000 WHERE oid = 'rag_chunk'::regclass")
+    assert vector.exact_search_limit() == 15_000  # 1.5 % would be 16,500: capped
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE pg_class SET reltuples = 600000 WHERE oid = 'rag_chunk'::regclass")
+    assert vector.exact_search_limit() == 9_000
 
 
 def test_search_settings_are_local_to_the_search(case, random_unit):
