@@ -61,6 +61,9 @@ class Command(BaseCommand):
         multiprocess_metrics.remove_dead_files()  # the previous run's counts
         processes = {name: subprocess.Popen(cmd) for name, cmd in commands.items()}
         signal.signal(signal.SIGTERM, _interrupt)
+        # Ctrl-C stops it even when it was started with SIGINT ignored (a background job of a
+        # non-interactive shell inherits that, and Python then never raises KeyboardInterrupt).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         threading.Thread(target=self._say_when_ready, args=(addrport,), daemon=True).start()
         try:
             while all(proc.poll() is None for proc in processes.values()):
