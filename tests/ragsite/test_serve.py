@@ -132,6 +132,9 @@ def test_stop_db_stops_the_embedded_postgres_on_ctrl_c(scratch_pg_dir, tmp_path)
         env=env,
         stdout=(tmp_path / "serve.out").open("w"),
         stderr=subprocess.STDOUT,
+        # Started as a background job of a script would be: with SIGINT ignored, which an exec'd
+        # Python keeps (and then never raises KeyboardInterrupt) unless serve restores it.
+        preexec_fn=_ignore_sigint,
     )
     try:
         # The scratch server has no tables (unhealthy: 503), which is all this needs.
@@ -144,3 +147,7 @@ def test_stop_db_stops_the_embedded_postgres_on_ctrl_c(scratch_pg_dir, tmp_path)
     finally:
         if serve.poll() is None:
             serve.kill()
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
