@@ -100,10 +100,7 @@ def _build(tenant: Tenant) -> TermStats:
         chunks_sql = f"SELECT search_vector FROM {table}{sample} WHERE tenant_id = {int(tenant.pk)}"  # noqa: S608
         cursor.execute("SELECT word, ndoc FROM ts_stat(%s)", [chunks_sql])
         rows = cursor.fetchall()
-    if share >= 1:
-        return TermStats(chunks=count, document_frequency=dict(rows))
-    scale = 1.0 / share
-    return TermStats(chunks=count, document_frequency={word: round(ndoc * scale) for word, ndoc in rows})
+    return TermStats(chunks=count, document_frequency={word: round(ndoc / share) for word, ndoc in rows})
 
 
 def sampled_share(tenant_chunks: int) -> float:

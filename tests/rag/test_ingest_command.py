@@ -63,38 +63,20 @@ def test_unknown_tenant_or_path_is_a_clear_error(tenant, tmp_path):
 
 
 def test_skip_known_leaves_out_what_another_case_of_the_firm_holds(tenant, folder, tmp_path):
-    call_command(
-        "ingest",
-        str(folder / "contract.txt"),
-        tenant=tenant.slug,
-        case="Matter",
-        stdout=StringIO(),
-        stderr=StringIO(),
-    )
-    out = StringIO()
-    call_command(
-        "ingest",
-        str(folder),
-        tenant=tenant.slug,
-        case="Archive",
-        skip_known=True,
-        stdout=out,
-        stderr=StringIO(),
-    )
+    _ingest(folder / "contract.txt", tenant, "Matter")
+    summary = _ingest(folder, tenant, "Archive", skip_known=True)
     # contract.txt and its same-bytes copy are in "Matter"; the DOCX is new; the scan fails.
-    assert "1 ok, 0 duplicate, 1 failed, 2 already in other cases" in out.getvalue()
+    assert "1 ok, 0 duplicate, 1 failed, 2 already in other cases" in summary
     archive = Case.objects.get(tenant=tenant, name="Archive")
     assert list(Document.objects.for_tenant(tenant).filter(case=archive, status=DocumentStatus.READY)
                 .values_list("original_filename", flat=True)) == ["contract.docx"]  # fmt: skip
 
     # Without the option the archive takes its own copy, as an upload to a case does.
-    plain = StringIO()
-    call_command(
-        "ingest",
-        str(folder / "contract.txt"),
-        tenant=tenant.slug,
-        case="Archive",
-        stdout=plain,
-        stderr=StringIO(),
-    )
-    assert "1 ok, 0 duplicate, 0 failed; " in plain.getvalue()
+    assert "1 ok, 0 duplicate, 0 failed; " in _ingest(folder / "contract.txt", tenant, "Archive")
+
+
+def _ingest(path, tenant, case: str, **options) -> str:
+    """manage.py ingest of `path` into `case`; its summary."""
+    out = StringIO()
+    call_command("ingest", str(path), tenant=tenant.slug, case=case, stdout=out, stderr=StringIO(), **options)
+    return out.getvalue()
