@@ -48,17 +48,18 @@ QUERY_RESPONSE = PolymorphicProxySerializer(
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 STREAM_DESCRIPTION = (
     "With stream true (or Accept: text/event-stream), text/event-stream: `event: meta` "
-    "`{request_id, sources: [{citation_id, document_id, title, page, page_end}]}`; `event: delta` "
-    "`{text}` (draft answer text to append, not yet verified); then `event: result` (the sync "
-    "answer's body plus `replaces_streamed_text`: show its answer instead of the deltas) or "
-    "`event: error` (the error body plus `status`). Errors before the first event are JSON."
+    "`{request_id}` as soon as the question passes its checks, before the search; `event: sources` "
+    "`{sources: [{citation_id, document_id, title, page, page_end}]}` once the model is about to "
+    "write; `event: delta` `{text}` (draft answer text to append, not yet verified); then `event: "
+    "result` (the sync answer's body plus `replaces_streamed_text`: show its answer instead of the "
+    "deltas) or `event: error` (the error body plus `status`). Refusals before `meta` are JSON."
 )
 
 # One event of the stream (rag.api.streaming), as OpenAPI tools read a text/event-stream schema.
 SSE_EVENT = {
     "type": "object",
     "properties": {
-        "event": {"type": "string", "enum": ["meta", "delta", "result", "error"]},
+        "event": {"type": "string", "enum": ["meta", "sources", "delta", "result", "error"]},
         "data": {"type": "string", "description": "The event's JSON object (see the description)."},
     },
     "required": ["event", "data"],

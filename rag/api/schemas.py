@@ -144,8 +144,8 @@ class QueryRequestSerializer(QueryOptionsSerializer):
     dry_run = serializers.BooleanField(required=False, help_text="Build the prompt without the model.")
     stream = serializers.BooleanField(
         required=False,
-        help_text="Answer as Server-Sent Events (text/event-stream): `meta`, `delta` events with the "
-        "answer text as the model writes it, then `result` (the sync response plus "
+        help_text="Answer as Server-Sent Events (text/event-stream): `meta`, `sources`, `delta` events "
+        "with the answer text as the model writes it, then `result` (the sync response plus "
         "`replaces_streamed_text`) or `error`. Default: true when the Accept header asks for "
         "text/event-stream. Not with mode async, dry_run or an Idempotency-Key (400).",
     )

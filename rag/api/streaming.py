@@ -1,32 +1,35 @@
 """`POST query` with `"stream": true` (or `Accept: text/event-stream`): the answer as Server-Sent
 Events, in this order (each `event: <name>` and one `data:` line of JSON):
 
-- `meta`: `{"request_id", "sources": [...]}`, the passages the answer may cite (citation id,
-  document, title, pages), once the model is about to write (a cache hit: its cited passages).
+- `meta`: `{"request_id"}`, as soon as the question has passed its checks, before the search: the
+  reader sees at once that the question was taken (and under which id).
+- `sources`: `{"sources": [...]}`, the passages the answer may cite (citation id, document, title,
+  pages), once the model is about to write (a cache hit: its cited passages; nothing found: []).
 - `delta`: `{"text": "..."}`, answer text to append, as the model writes it. A draft: plain text,
   not yet checked; a cache hit sends its whole answer in one delta.
 - `result`: the response exactly as the sync request gives it (citations, flags, confidence,
   provenance), plus `replaces_streamed_text`: true when the checked answer differs from the
   deltas (citations removed, a re-run, "not found"), so a client shows the result's text instead.
-- `error`: instead of `result` when the run fails once streaming has begun: the query endpoints'
-  error body with `status`, the HTTP status it would have had.
+- `error`: instead of `result` when the run fails once streaming has begun (the search, the
+  model): the query endpoints' error body with `status`, the HTTP status it would have had.
 
-The events up to the model's first words are pulled before the response starts, so a request
-that fails there (validation, scope, sanitising, retrieval) is an ordinary JSON error with its
-status. A client that disconnects closes the events: generation stops and the audit row says
-`ClientDisconnected`. The response is never buffered (`X-Accel-Buffering: no` for nginx).
+The checks before `meta` (the options, the scope, sanitising) run before the response starts, so a
+refused request is an ordinary JSON error with its status. A client that disconnects closes the
+events: generation stops and the audit row says `ClientDisconnected`. The response is never
+buffered (`X-Accel-Buffering: no` for nginx).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Generator, Iterator
+from contextlib import suppress
 
 from django.http import StreamingHttpResponse
 from rest_framework.utils.encoders import JSONEncoder
 
 from rag.pipeline.context import QueryContext
-from rag.pipeline.streaming import AnswerDelta
+from rag.pipeline.streaming import AnswerDelta, GenerationStarted
 from ragsite.request_id import reset_request_id, set_request_id
 
 MEDIA_TYPE = "text/event-stream"
@@ -41,39 +44,40 @@ def wants_stream(request) -> bool:
 
 
 def stream_response(ctx: QueryContext, events: Events, *, error_body: ErrorBody) -> StreamingHttpResponse:
-    """The streamed answer of `ctx` (see the module docstring). Pulls `events` up to the model's
-    first words now, so their failures raise here, before any byte is sent."""
-    started = _started(events)
-    response = StreamingHttpResponse(_body(ctx, events, started, error_body), content_type=MEDIA_TYPE)
+    """The streamed answer of `ctx` (see the module docstring). Pulls `events` through the
+    question's checks now, so a refusal raises here, before any byte is sent."""
+    _accepted(events)
+    response = StreamingHttpResponse(_body(ctx, events, error_body), content_type=MEDIA_TYPE)
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"
     return response
 
 
-def _started(events: Events) -> bool:
-    """Run the stages up to generation: True when the model is about to write, False when the run
-    ended without it (a cache hit, nothing found)."""
-    try:
-        next(events)  # the generation stage's GenerationStarted
-    except StopIteration:
-        return False
-    return True
+def _accepted(events: Events) -> None:
+    """Run the stages up to the question's acceptance (the sanitising stage's `Accepted`)."""
+    with suppress(StopIteration):  # the sanitising stage always runs first; never a whole run
+        next(events)
 
 
-def _body(ctx: QueryContext, events: Events, generating: bool, error_body: ErrorBody) -> Iterator[bytes]:
+def _body(ctx: QueryContext, events: Events, error_body: ErrorBody) -> Iterator[bytes]:
     token = set_request_id(ctx.request_id)  # the view's binding ended when it returned
     try:
-        yield _event("meta", {"request_id": ctx.request_id, "sources": _sources(ctx)})
-        streamed = []
+        yield _event("meta", {"request_id": ctx.request_id})
+        streamed, sources_sent = [], False
         try:
-            for event in events if generating else ():
-                if isinstance(event, AnswerDelta):
+            for event in events:
+                if isinstance(event, GenerationStarted):
+                    sources_sent = True
+                    yield _event("sources", {"sources": _sources(ctx)})
+                elif isinstance(event, AnswerDelta):
                     streamed.append(event.text)
                     yield _event("delta", {"text": event.text})
         except Exception as exc:
             status, body = error_body(exc)
             yield _event("error", {**body, "status": status})
             return
+        if not sources_sent:  # a cache hit, nothing found: no model ran
+            yield _event("sources", {"sources": _sources(ctx)})
         answer = ctx.result.get("answer") or ""
         if not streamed and answer:  # a cache hit or a run without a model: the answer at once
             streamed.append(answer)

@@ -17,8 +17,14 @@ from .postprocess import ANSWER_FIELD, json_string_prefix
 
 
 @dataclass(frozen=True)
+class Accepted:
+    """The question passed its checks (options, scope, sanitising): what can still fail is the
+    search or the model, so the stream may begin (its `meta` event) before either runs."""
+
+
+@dataclass(frozen=True)
 class GenerationStarted:
-    """The model is about to write: the context's sources are final (the stream's `meta` event)."""
+    """The model is about to write: the context's sources are final (the stream's `sources` event)."""
 
 
 @dataclass(frozen=True)

@@ -389,10 +389,10 @@
     return text;
   }
 
-  // Asks with "stream": true and renders the events (meta, delta…, then result or error). Resolves
+  // Asks with "stream": true and renders the events (meta, sources, delta…, then result or error). Resolves
   // true once a result or an error is shown, false when streaming did not work (no stream, the
   // connection dropped before the end): the caller then asks without streaming.
-  async function streamAnswer(body, onFirstEvent) {
+  async function streamAnswer(body, onWriting) {
     let response;
     try {
       response = await fetch("/api/v1/rag/query", {
@@ -427,8 +427,8 @@
         const event = parseEvent(buffer.slice(0, end));
         buffer = buffer.slice(end + 2);
         if (!event) continue;
-        if (event.name === "meta") {
-          onFirstEvent();
+        if (event.name === "sources") { // ("meta" came first: the question was taken, the search runs)
+          onWriting();
           draft = showDraft(event.data.sources || []);
         } else if (event.name === "delta" && draft) {
           draft.append(event.data.text);

@@ -1,4 +1,4 @@
-"""POST /api/v1/rag/query streamed as Server-Sent Events: meta, deltas, then the verified result
+"""POST /api/v1/rag/query streamed as Server-Sent Events: meta, sources, deltas, then the verified result
 (or an error event); errors before the stream are ordinary JSON; cache, audit and metrics as sync;
 tenant scope and filters; a client that disconnects stops the model (a fake Ollama streaming)."""
 
@@ -12,7 +12,8 @@ from django.db import connection
 from prometheus_client import REGISTRY
 
 from rag.models import AuditLog
-from ragsite.exceptions import LLMUnavailable
+from rag.pipeline.stages.retrieve import RetrieveStage
+from ragsite.exceptions import LLMUnavailable, VectorStoreUnavailable
 from tests.rag.llm.conftest import Reply, start_server  # noqa: F401  (the fake Ollama)
 from tests.rag.llm.test_streaming import ollama_lines
 from tests.rag.pipeline.conftest import make_look_alikes
@@ -45,24 +46,26 @@ def streamed_text(events) -> str:
     return "".join(data["text"] for name, data in events if name == "delta")
 
 
-def test_stream_sends_meta_then_the_answer_in_pieces_then_the_sync_shaped_result(corpus, viewer_client):
+def test_stream_sends_meta_sources_then_the_answer_in_pieces_then_the_sync_shaped_result(
+    corpus, viewer_client
+):
     response = ask(viewer_client, stream=True)
 
     assert response.status_code == 200
     assert response["Cache-Control"] == "no-cache" and response["X-Accel-Buffering"] == "no"
     events = events_of(response)
     names = [name for name, _ in events]
-    assert names[0] == "meta" and names[-1] == "result" and set(names[1:-1]) == {"delta"}
-    assert len(names) >= 4, "the extractive answer comes sentence by sentence"
-    meta, result = events[0][1], events[-1][1]
-    assert meta["request_id"] == result["request_id"] == response["X-Request-ID"]
-    assert {source["document_id"] for source in meta["sources"]} >= {corpus["msa"].pk}
+    assert names[:2] == ["meta", "sources"] and names[-1] == "result" and set(names[2:-1]) == {"delta"}
+    assert len(names) >= 5, "the extractive answer comes sentence by sentence"
+    meta, sources, result = events[0][1], events[1][1]["sources"], events[-1][1]
+    assert meta == {"request_id": result["request_id"]} and meta["request_id"] == response["X-Request-ID"]
+    assert {source["document_id"] for source in sources} >= {corpus["msa"].pk}
     assert "ninety (90) days" in result["answer"]
     assert streamed_text(events) == result["answer"] and result["replaces_streamed_text"] is False
     sync = ask(viewer_client, query=QUESTION + " ").json()  # the same question, from the cache
     assert set(result) - {"replaces_streamed_text"} == set(sync)
     cited = {c["citation_id"] for c in result["citations"]}
-    assert cited <= {source["citation_id"] for source in meta["sources"]}
+    assert cited <= {source["citation_id"] for source in sources}
 
 
 def test_accept_text_event_stream_streams_too(corpus, viewer_client):
@@ -89,11 +92,11 @@ def test_a_streamed_query_is_audited_counted_and_cached_like_a_sync_one(corpus, 
     assert answered() == before + 1
 
     again = events_of(ask(viewer_client, stream=True, top_k=3))
-    assert [name for name, _ in again] == ["meta", "delta", "result"]  # the cached answer at once
+    assert [name for name, _ in again] == ["meta", "sources", "delta", "result"]  # the cached answer at once
     cached = again[-1][1]
     assert cached["flags"]["cache_hit"] and cached["answer"] == result["answer"]
-    assert again[1][1]["text"] == cached["answer"] and not cached["replaces_streamed_text"]
-    assert [s["document_id"] for s in again[0][1]["sources"]] == [
+    assert again[2][1]["text"] == cached["answer"] and not cached["replaces_streamed_text"]
+    assert [s["document_id"] for s in again[1][1]["sources"]] == [
         c["document_id"] for c in cached["citations"]
     ]
     assert ask(viewer_client, top_k=3).json()["flags"]["cache_hit"]  # sync shares the cache
@@ -126,7 +129,7 @@ def test_a_model_failure_mid_stream_is_an_error_event_and_an_audited_failure(
 
     assert response.status_code == 200  # the stream had begun
     events = events_of(response)
-    assert [name for name, _ in events] == ["meta", "error"]
+    assert [name for name, _ in events] == ["meta", "sources", "error"]
     error = events[-1][1]
     assert (error["status"], error["error_type"], error["message"]) == (
         503,
@@ -136,6 +139,29 @@ def test_a_model_failure_mid_stream_is_an_error_event_and_an_audited_failure(
     assert error["answer"] is None and error["request_id"] == events[0][1]["request_id"]
     row = AuditLog.objects.get(request_id=error["request_id"])
     assert (row.status, row.error_type) == ("failed", "LLMUnavailable")
+
+
+def test_meta_comes_before_the_search_and_a_search_failure_is_an_error_event(
+    corpus, viewer_client, monkeypatch
+):
+    searched = []
+
+    def unreachable(stage, ctx):
+        searched.append(ctx.request_id)
+        raise VectorStoreUnavailable("The search index is unreachable.")
+
+    monkeypatch.setattr(RetrieveStage, "run", unreachable)
+    response = ask(viewer_client, stream=True)
+    assert response.status_code == 200 and not searched  # the checks ran; the search waits
+    chunks = iter(response.streaming_content)
+    meta = parse(next(chunks).decode())
+    assert meta == [("meta", {"request_id": response["X-Request-ID"]})] and not searched
+    events = parse(b"".join(chunks).decode())
+    assert searched == [response["X-Request-ID"]]
+    assert [name for name, _ in events] == ["error"]
+    assert (events[0][1]["status"], events[0][1]["error_type"]) == (503, "VectorStoreUnavailable")
+    row = AuditLog.objects.get(request_id=response["X-Request-ID"])
+    assert (row.status, row.error_type) == ("failed", "VectorStoreUnavailable")
 
 
 @pytest.mark.parametrize(
@@ -171,7 +197,7 @@ def test_unauthenticated_stream_is_a_json_401(corpus, api_client):
 
 def test_another_tenants_stream_sees_none_of_the_corpus(corpus, other_admin_client):
     events = events_of(ask(other_admin_client, stream=True))
-    assert events[0] == ("meta", {"request_id": events[-1][1]["request_id"], "sources": []})
+    assert events[:2] == [("meta", {"request_id": events[-1][1]["request_id"]}), ("sources", {"sources": []})]
     assert events[-1][1]["answer"] is None and events[-1][1]["citations"] == []
 
 
@@ -179,8 +205,8 @@ def test_a_stream_with_document_ids_never_cites_outside_them(case, ingest_text, 
     look_alikes = make_look_alikes("document_ids", case, ingest_text)
     question = "How much notice terminates the Hooli Raviga supply agreement?"
     events = events_of(ask(viewer_client, query=question, stream=True, filters=look_alikes.filters))
-    meta, result = events[0][1], events[-1][1]
-    assert meta["sources"] and {s["document_id"] for s in meta["sources"]} == {look_alikes.inside.pk}
+    sources, result = events[1][1]["sources"], events[-1][1]
+    assert sources and {s["document_id"] for s in sources} == {look_alikes.inside.pk}
     assert {c["document_id"] for c in result["citations"]} <= {look_alikes.inside.pk}
     assert "Raviga" not in streamed_text(events)
 
@@ -208,8 +234,8 @@ def test_a_client_that_disconnects_stops_the_model_and_the_run_is_recorded(
 ):
     response = ask(viewer_client, stream=True)
     chunks = iter(response.streaming_content)
-    first = parse(next(chunks).decode() + next(chunks).decode())
-    assert [name for name, _ in first] == ["meta", "delta"]
+    first = parse("".join(next(chunks).decode() for _ in range(3)))
+    assert [name for name, _ in first] == ["meta", "sources", "delta"]
 
     # What the WSGI server does when the client goes away; the end of the request must not close
     # the test's database connection (inside its transaction), as Django's test client ensures.

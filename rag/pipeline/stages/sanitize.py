@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Generator
+
 from ..context import QueryContext
 from ..sanitize import sanitize
+from ..streaming import Accepted
 
 
 class SanitizeStage:
@@ -21,4 +24,11 @@ class SanitizeStage:
             prompt_injection_detected=ctx.sanitized.prompt_injection_detected,
             injection_patterns=list(ctx.sanitized.injection_patterns),
         )
+        return ctx
+
+    def stream(self, ctx: QueryContext) -> Generator[object, None, QueryContext]:
+        """`run`, then `Accepted`: a streamed answer's response starts here, so a refused question
+        is still an ordinary JSON error and everything after it shows as it happens."""
+        ctx = self.run(ctx)
+        yield Accepted()
         return ctx
