@@ -40,6 +40,7 @@ def test_ingest_folder_recursively_with_summary(tenant, folder):
     summary = out.getvalue()
     assert "2 ok, 1 duplicate, 1 failed" in summary
     assert "scan.pdf" in summary and BLANK_SCAN_REASON in summary
+    assert f"review_signals --tenant {tenant.slug}" in summary  # the pass that follows a bulk import
     case = Case.objects.get(tenant=tenant, name="Bulk matter")
     ready = Document.objects.for_tenant(tenant).filter(case=case, status=DocumentStatus.READY)
     assert ready.count() == 2
@@ -53,6 +54,7 @@ def test_ingest_folder_recursively_with_summary(tenant, folder):
     )
     # Ready documents are duplicates; the failed one is retried (and fails again, for the same reason).
     assert "0 ok, 3 duplicate, 1 failed" in again.getvalue()
+    assert "review_signals" not in again.getvalue()  # nothing new to read
 
 
 def test_unknown_tenant_or_path_is_a_clear_error(tenant, tmp_path):

@@ -7,6 +7,10 @@ ingested in this process, with a progress bar and a summary of ok / duplicate / 
 imported beside the matters it was drawn from holds each contract once; the benchmarks' distractor
 mode, bench/README.md). A run stopped part way is resumed by running it again: what is indexed is a
 duplicate (or known), what failed is tried again.
+
+The clause signals matter review reads (rag.review.signals) are not computed here, so a bulk
+import runs at embedding speed: `manage.py review_signals` computes them afterwards as a pass of
+its own, with progress (else the first matter-wide question meeting a document computes its own).
 """
 
 import hashlib
@@ -91,6 +95,9 @@ class Command(BaseCommand):
         )
         for path, reason in failures:
             self.stdout.write(f"  failed: {path}: {reason}")
+        if outcome["ok"]:
+            hint = f"manage.py review_signals --tenant {tenant_obj.slug}"
+            self.stdout.write(f"Clause signals for matter review, as a pass of their own: {hint}")
 
 
 def _known_elsewhere(tenant, case) -> set[str]:
