@@ -82,3 +82,15 @@ def _ingest(path, tenant, case: str, **options) -> str:
     out = StringIO()
     call_command("ingest", str(path), tenant=tenant.slug, case=case, stdout=out, stderr=StringIO(), **options)
     return out.getvalue()
+
+
+def test_a_run_stopped_mid_document_is_resumed_by_running_it_again(tenant, folder):
+    _ingest(folder / "contract.txt", tenant, "Matter")
+    # A crash while the document was being indexed: its row says processing, its passages are gone.
+    stopped = Document.objects.for_tenant(tenant).get(original_filename="contract.txt")
+    stopped.chunks.all().delete()
+    Document.objects.filter(pk=stopped.pk).update(status=DocumentStatus.PROCESSING, chunk_count=0)
+
+    assert "1 ok, 0 duplicate, 0 failed; " in _ingest(folder / "contract.txt", tenant, "Matter")
+    stopped.refresh_from_db()
+    assert stopped.status == DocumentStatus.READY and stopped.chunks.count() == stopped.chunk_count > 0
