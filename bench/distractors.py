@@ -28,6 +28,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 EVAL = REPO_ROOT.parent / "shared" / "eval"
 SERVE_AND_RUN = EVAL / "natural" / "serve_and_run.py"
 ARCHIVE = EVAL / "cuad-full-corpus" / "cuad"
+VENV_PYTHON = str(REPO_ROOT / ".venv" / "bin" / "python")
+BENCHMARKS = ("natural", "review")
 TOLERANCE = 3.0  # points, issue #37
 
 # (benchmark, summary section, field, label)
@@ -65,8 +67,7 @@ def archive_present() -> bool:
         "from rag.models import Case; "
         "print(Case.objects.filter(tenant__slug='demo-law-firm', name='CUAD archive').exists())"
     )
-    python = str(REPO_ROOT / ".venv" / "bin" / "python")
-    command = [python, "manage.py", "shell", "-c", check]
+    command = [VENV_PYTHON, "manage.py", "shell", "-c", check]
     shell = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True)
     return shell.stdout.strip().endswith("True")
 
@@ -74,7 +75,7 @@ def archive_present() -> bool:
 def ingest_archive(log: Path) -> None:
     started = time.monotonic()
     command = [
-        str(REPO_ROOT / ".venv" / "bin" / "python"), "manage.py", "ingest", "--tenant", "demo-law-firm",
+        VENV_PYTHON, "manage.py", "ingest", "--tenant", "demo-law-firm",
         "--case", "CUAD archive", "--doc-type", "contract", "--skip-known", str(ARCHIVE),
     ]  # fmt: skip
     print(f"archive: {' '.join(command)}", flush=True)
@@ -92,7 +93,7 @@ def figure(summary: dict, section: str, field: str) -> float | None:
 def compare(out: Path) -> str:
     runs = {
         (name, phase): json.loads((out / f"{name}-{phase}.json").read_text())["summary"]
-        for name in ("natural", "review")
+        for name in BENCHMARKS
         for phase in ("small", "archive")
     }
     lines = [f"{'figure (%)':<36} {'small':>7} {'archive':>8} {'change':>7}  within {TOLERANCE:g}"]
@@ -117,13 +118,13 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     os.chdir(REPO_ROOT)
     if not args.compare_only:
-        missing = [name for name in ("natural", "review") if not (args.out / f"{name}-small.json").exists()]
+        missing = [name for name in BENCHMARKS if not (args.out / f"{name}-small.json").exists()]
         if missing and archive_present():
             sys.exit(f"the firm already holds the archive: {missing} cannot be measured on small matters")
-        for name in ("natural", "review"):
+        for name in BENCHMARKS:
             run_benchmark(name, args.out / f"{name}-small.json")
         ingest_archive(args.out / "archive-ingest.log")
-        for name in ("natural", "review"):
+        for name in BENCHMARKS:
             run_benchmark(name, args.out / f"{name}-archive.json")
     print(compare(args.out))
 
