@@ -31,6 +31,7 @@ from pgvector.django import CosineDistance
 from rag import selectors
 from rag.ingest import embedding
 from rag.models import Chunk
+from ragsite.db_routers import read_connection
 from tenants.models import Tenant
 from tenants.selectors import owned_list
 
@@ -93,7 +94,7 @@ def _to_tsqueries(texts: list[str]) -> list[str]:
     """websearch_to_tsquery('english', …)::text of each text ('' for stopwords), in one round trip."""
     if not texts:
         return []
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(
             "SELECT websearch_to_tsquery('english', t)::text "
             "FROM unnest(%s::text[]) WITH ORDINALITY AS u(t, i) ORDER BY i",

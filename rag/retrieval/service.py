@@ -46,7 +46,7 @@ from ragsite.exceptions import InvalidQuery
 from tenants.models import Role, Tenant
 from tenants.selectors import owned_list
 
-from . import ambiguity, legal_terms, ranking, snippets
+from . import ambiguity, legal_terms, ranking, replica, snippets
 from .filters import SearchFilters, Visibility
 from .hits import Hit
 from .hybrid import MODES, hybrid_search
@@ -305,8 +305,10 @@ def search(
     query = " ".join((query or "").split())
     if not query:
         return CandidateSet(tenant, "", "", "", Routing("", ""), mode, (), [], timings)
+    version = index_version
+    if version is None and (routing_enabled or replica.replica_aliases()):
+        version = selectors.index_version_get(tenant=tenant)
     if routing_enabled:
-        version = selectors.index_version_get(tenant=tenant) if index_version is None else index_version
         routing = route(tenant=tenant, query=query, index_version=version, filters=filters)
     else:
         routing = Routing("", query)
@@ -319,7 +321,7 @@ def search(
     searched = legal_terms.expand(routing.content_question or question, clauses)
     query_vector = embedding.embed([searched])[0] if mode != "keyword" else None
     lap("embed_ms")
-    candidates = _search(tenant, searched, mode, filters, routing, pool, query_vector)
+    candidates = _search(tenant, searched, mode, filters, routing, pool, query_vector, version or 0)
     for candidate in candidates:
         candidate.relevance = _blend(routing, candidate, _content_relevance(candidate.hit, mode))
     lap("search_ms")
@@ -524,19 +526,30 @@ def passages(
     )
 
 
-def _search(tenant, question, mode, filters, routing: Routing, pool: int, query_vector) -> list[_Candidate]:
-    """Candidates from the routed documents first, then the whole corpus (each chunk once)."""
+def _search(
+    tenant, question, mode, filters, routing: Routing, pool: int, query_vector, index_version: int
+) -> list[_Candidate]:
+    """Candidates from the routed documents first, then the whole corpus (each chunk once). The
+    scans run on a read replica when one is fresh for the tenant (replica.py)."""
+
+    def scan(scope: SearchFilters | None) -> list[Hit]:
+        hits, _ = replica.searched_on_replica(
+            lambda: hybrid_search(
+                tenant=tenant, query=question, k=pool, filters=scope, mode=mode, query_vector=query_vector
+            ),
+            tenant=tenant,
+            index_version=index_version,
+            filters=scope,
+        )
+        return hits
+
     found: dict[int, _Candidate] = {}
     if routing.documents:
         routed = dataclasses.replace(filters or SearchFilters(), document_ids=_routed_ids(filters, routing))
         if routed.document_ids:
-            for hit in hybrid_search(
-                tenant=tenant, query=question, k=pool, filters=routed, mode=mode, query_vector=query_vector
-            ):
+            for hit in scan(routed):
                 found[hit.chunk_id] = _Candidate(hit, routed=True)
-    for hit in hybrid_search(
-        tenant=tenant, query=question, k=pool, filters=filters, mode=mode, query_vector=query_vector
-    ):
+    for hit in scan(filters):
         if hit.chunk_id not in found:
             found[hit.chunk_id] = _Candidate(hit, routed=routing.match(hit.document_id) > 0)
     return list(found.values())

@@ -12,6 +12,7 @@ from typing import ParamSpec, TypeVar
 from django.conf import settings
 from django.db import InterfaceError, InternalError, OperationalError, connection, transaction
 
+from ragsite.db_routers import current_read_alias, read_connection
 from ragsite.exceptions import InvalidQuery, VectorStoreUnavailable
 from ragsite.postgresql.retry import is_connection_failure, retry_delays
 
@@ -75,11 +76,12 @@ def search_session(*, ef_search: int | None = None) -> Iterator[None]:
     set_sql = "SELECT " + ", ".join("set_config(%s, %s, true)" for _ in names)
     params = [item for pair in zip(names, values, strict=True) for item in pair]
     try:
-        with transaction.atomic():
-            with connection.cursor() as cursor:
+        alias = current_read_alias()  # a replica's, inside reading_from
+        with transaction.atomic(using=alias):
+            with read_connection().cursor() as cursor:
                 cursor.execute(set_sql, params)
             yield
-            transaction.set_rollback(True)
+            transaction.set_rollback(True, using=alias)
     except (OperationalError, InterfaceError, InternalError) as exc:
         logger.warning("search query failed", extra={"error": f"{type(exc).__name__}: {exc}"})
         raise VectorStoreUnavailable() from exc

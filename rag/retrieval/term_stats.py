@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from django.db import connection
 
 from rag.models import Chunk
+from ragsite.db_routers import read_connection
 from tenants.models import Tenant
 
 MAX_STALE_SECONDS = 60.0
@@ -91,7 +92,7 @@ def clear_cache() -> None:
 
 def _build(tenant: Tenant) -> TermStats:
     table = connection.ops.quote_name(Chunk._meta.db_table)
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(f"SELECT count(*) FROM {table} WHERE tenant_id = %s", [tenant.pk])  # noqa: S608
         (count,) = cursor.fetchone()
         share = sampled_share(count)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
-from django.db import connection
 from django.db.models import QuerySet
 from pgvector.django import CosineDistance
 
 from rag.ingest import embedding
 from rag.models import EMBEDDING_DIMENSION, Chunk
+from ragsite.db_routers import read_connection
 from tenants.models import Tenant
 from tenants.selectors import owned_list
 
@@ -98,7 +98,7 @@ def semantic_search(
         if _is_selective(tenant, filters, embedding_model):
             # Few rows pass the tenant and filters: comparing with each of them is exact and faster
             # than an HNSW scan that must walk past the 99 % the WHERE clause rejects.
-            with connection.cursor() as cursor:
+            with read_connection().cursor() as cursor:
                 cursor.execute("SELECT set_config('enable_indexscan', 'off', true)")
         rows = list(query)
     # relaxed_order may return rows slightly out of order: restore exact order by distance.
@@ -120,7 +120,7 @@ def _is_selective(tenant: Tenant, filters: SearchFilters | None, embedding_model
 def exact_search_limit() -> int:
     """How many chunks a scope may hold and still be searched exactly: EXACT_SEARCH_ROWS, or
     EXACT_SEARCH_SHARE of the table's rows (PostgreSQL's estimate) up to EXACT_SEARCH_MAX_ROWS."""
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute("SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [Chunk._meta.db_table])
         row = cursor.fetchone()
     table_rows = max(float(row[0]), 0.0) if row else 0.0  # -1 before the first ANALYZE

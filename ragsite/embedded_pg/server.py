@@ -246,3 +246,36 @@ def stop(data_dir: Path, *, timeout: float = 60) -> bool:
         if proc.returncode != 0:
             raise EmbeddedPostgresError(f"pg_ctl stop failed: {proc.stderr.strip()}")
     return True
+
+
+def ensure_replica(primary_data_dir: Path, replica_data_dir: Path) -> ServerStatus:
+    """A streaming replica (hot standby) of the embedded server on `primary_data_dir`, kept in
+    `replica_data_dir` and started like any embedded server (its own socket): copied from the
+    running primary by pg_basebackup the first time, then replaying its WAL. For development and
+    tests of read routing (docs/deployment.md "Read replicas"); initdb's trust rules already let
+    the primary's superuser replicate over the Unix socket."""
+    primary = ensure_running(primary_data_dir)
+    replica = Path(replica_data_dir).resolve()
+    replica.parent.mkdir(parents=True, exist_ok=True)
+    with _exclusive(replica):
+        if not (replica / "PG_VERSION").exists():
+            _prepare_dirs(replica, socket_dir_for(replica))
+            logger.info("copying %s into the replica %s", primary.data_dir, replica)
+            proc = _run(
+                [
+                    str(_bin_dir() / "pg_basebackup"),
+                    "-D",
+                    str(replica),
+                    "-h",
+                    str(primary.socket_dir),
+                    "-U",
+                    SUPERUSER,
+                    "--wal-method=stream",
+                    "--write-recovery-conf",  # standby.signal and primary_conninfo
+                    "--checkpoint=fast",
+                ],
+                timeout=3600,
+            )
+            if proc.returncode != 0:
+                raise EmbeddedPostgresError(f"pg_basebackup failed: {proc.stderr.strip()}")
+    return ensure_running(replica)

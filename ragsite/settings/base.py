@@ -149,6 +149,22 @@ _default_db["CONN_HEALTH_CHECKS"] = True
 _default_db.setdefault("OPTIONS", {})["connect_timeout"] = env.int("DB_CONNECT_TIMEOUT_SECONDS", default=5)
 DATABASES = {"default": _default_db}
 
+# --- Read replicas for search (docs/deployment.md "Read replicas") ------------------------------
+# Comma-separated URLs of streaming replicas of DATABASE_URL's server. Search's two legs (the
+# vector and keyword scans) read from one of them when it has replayed the tenant's latest corpus
+# change; everything else, and every write, stays on the primary (rag/retrieval/replica.py).
+DATABASE_REPLICA_URLS = env.list("DATABASE_REPLICA_URLS", default=[])
+for _number, _url in enumerate(DATABASE_REPLICA_URLS, start=1):
+    _replica = env.db_url_config(_url)  # Django's own backend: a failed replica is not waited for
+    _replica["CONN_MAX_AGE"] = _default_db["CONN_MAX_AGE"]
+    _replica["CONN_HEALTH_CHECKS"] = True
+    _replica.setdefault("OPTIONS", {})["connect_timeout"] = _default_db["OPTIONS"]["connect_timeout"]
+    _replica["TEST"] = {"MIRROR": "default"}  # tests never create a database on a replica
+    DATABASES[f"replica_{_number}"] = _replica
+DATABASE_ROUTERS = ["ragsite.db_routers.SearchReplicaRouter"]
+# A replica that failed (down, timed out, cancelled by recovery) is left alone this long.
+DATABASE_REPLICA_RETRY_SECONDS = env.float("DATABASE_REPLICA_RETRY_SECONDS", default=30.0)
+
 # --- Redis: cache, Celery broker and result backend --------------------------------------------
 # REDIS_URL unset: in-process cache and eager tasks (ragsite.apps logs this once at start-up).
 REDIS_URL = env("REDIS_URL", default="")
