@@ -273,6 +273,45 @@ def test_docker_compose_has_an_optional_ollama_service_where_OLLAMA_HOST_points(
         assert host.hostname not in compose["services"][name].get("depends_on", {})
 
 
+def test_the_replica_compose_file_points_search_at_a_streaming_replica_of_db():
+    import yaml
+
+    compose = yaml.safe_load((PROJECT_ROOT / "docker-compose.replica.yml").read_text())
+    services = compose["services"]
+    replica = services["db-replica"]
+    assert replica["environment"]["PRIMARY_HOST"] == "db"
+    assert replica["depends_on"]["db"]["condition"] == "service_healthy"
+    script = (PROJECT_ROOT / "docker" / "replication" / "replica.sh").read_text()
+    assert "pg_basebackup" in script and "--write-recovery-conf" in script and "hot_standby=on" in script
+    # The processes that answer questions read from it; ingestion workers write, on the primary only.
+    for name in ("web", "query-worker"):
+        url = services[name]["environment"]["DATABASE_REPLICA_URLS"]
+        assert "@db-replica:5432/" in url
+    assert "environment" not in services["worker"]
+    assert services["worker"]["deploy"]["replicas"] == services["query-worker"]["deploy"]["replicas"] == 2
+
+
+def test_replica_urls_become_read_only_database_aliases():
+    code = (
+        "import json, django; from django.conf import settings; django.setup(); "
+        "from django.db import router; "
+        "print(json.dumps({a: [d['HOST'], d['NAME'], router.allow_migrate(a, 'rag')] "
+        "for a, d in settings.DATABASES.items()}))"
+    )
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "ragsite.settings.local",
+        "DATABASE_URL": "postgres://lexrag:x@db.internal:5432/lexrag",
+        "DATABASE_REPLICA_URLS": "postgres://lexrag:x@replica-a:5432/lexrag,postgres://lexrag:x@replica-b:5432/lexrag",
+    }
+    out = _run_python(code, env=env)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {
+        "default": ["db.internal", "lexrag", True],
+        "replica_1": ["replica-a", "lexrag", False],
+        "replica_2": ["replica-b", "lexrag", False],
+    }
+
+
 def test_spec_defaults_hold_when_the_environment_is_silent():
     env = {k: v for k, v in os.environ.items() if k not in SPEC_DEFAULTS}
     code = (
