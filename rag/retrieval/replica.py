@@ -23,7 +23,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
@@ -38,8 +37,6 @@ from .filters import SearchFilters
 from .hits import Hit
 
 logger = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 # What a failing replica raises (not a query's bug, which would fail on the primary too).
 _REPLICA_FAILURES = (VectorStoreUnavailable, OperationalError, InterfaceError)
