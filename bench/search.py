@@ -576,10 +576,7 @@ def ensure_hnsw_index(definition: str | None = None) -> float:
     leader on this two-core machine); returns the seconds it took (0 when it was there)."""
     if _index_definition() is not None:
         return 0.0
-    definition = definition or (
-        f"CREATE INDEX {HNSW_INDEX} ON public.rag_chunk USING hnsw (embedding vector_cosine_ops) "
-        "WITH (m='24', ef_construction='128')"
-    )
+    definition = definition or _hnsw_definition(m=24, ef_construction=128)
     print(f"building {HNSW_INDEX} ({BULK_BUILD_MEMORY} of maintenance_work_mem)", file=sys.stderr)
     started = time.perf_counter()
     with _raw_autocommit() as cursor:
@@ -592,14 +589,19 @@ def ensure_hnsw_index(definition: str | None = None) -> float:
 def hnsw_parameters_set(m: int, ef_construction: int) -> float:
     """Rebuild the HNSW index with these graph parameters unless it already has them (a what-if
     beside the migrations' m=24, ef_construction=128); returns the build's seconds."""
-    definition = _index_definition() or ""
-    wanted = f"WITH (m='{m}', ef_construction='{ef_construction}')"
-    if wanted in definition:
+    wanted = _hnsw_definition(m=m, ef_construction=ef_construction)
+    if _index_definition() == wanted:
         return 0.0
     with _raw_autocommit() as cursor:
         cursor.execute(f"DROP INDEX IF EXISTS {HNSW_INDEX}")
-    return ensure_hnsw_index(
-        f"CREATE INDEX {HNSW_INDEX} ON public.rag_chunk USING hnsw (embedding vector_cosine_ops) {wanted}"
+    return ensure_hnsw_index(wanted)
+
+
+def _hnsw_definition(*, m: int, ef_construction: int) -> str:
+    """The index's CREATE statement as pg_indexes spells it."""
+    return (
+        f"CREATE INDEX {HNSW_INDEX} ON public.rag_chunk USING hnsw (embedding vector_cosine_ops) "
+        f"WITH (m='{m}', ef_construction='{ef_construction}')"
     )
 
 

@@ -27,7 +27,8 @@ from collections.abc import Callable
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
 
-from rag.models import Chunk, IndexVersion
+from rag import selectors
+from rag.models import Chunk
 from ragsite.db_routers import reading_from
 from ragsite.exceptions import VectorStoreUnavailable
 from tenants.models import Tenant
@@ -52,20 +53,29 @@ def replica_aliases() -> list[str]:
 
 
 def searched_on_replica(
-    search: Callable[[], list[Hit]], *, tenant: Tenant, index_version: int, filters: SearchFilters | None
-) -> tuple[list[Hit], str]:
-    """`search()` run on a replica that is fresh for `tenant`, its hits confirmed on the primary;
-    else on the primary. Returns the hits and the alias that was searched."""
+    search: Callable[[SearchFilters | None], list[Hit]],
+    scopes: list[SearchFilters | None],
+    *,
+    tenant: Tenant,
+    index_version: int,
+) -> tuple[list[list[Hit]], str]:
+    """`search(scope)` of each scope, on a replica that is fresh for `tenant` (checked once for
+    all of them) with each scope's hits confirmed on the primary; else on the primary. Returns
+    the hits of each scope and the alias that was searched."""
     alias = _fresh_replica(tenant, index_version)
-    if alias is None:
-        return search(), DEFAULT_DB_ALIAS
-    try:
-        with reading_from(alias):
-            hits = search()
-    except _REPLICA_FAILURES as exc:
-        _set_aside(alias, exc)
-        return search(), DEFAULT_DB_ALIAS
-    return confirmed_on_primary(hits, tenant=tenant, filters=filters), alias
+    if alias is not None:
+        try:
+            with reading_from(alias):
+                found = [search(scope) for scope in scopes]
+        except _REPLICA_FAILURES as exc:
+            _set_aside(alias, exc)
+        else:
+            confirmed = [
+                confirmed_on_primary(hits, tenant=tenant, filters=scope)
+                for hits, scope in zip(found, scopes, strict=True)
+            ]
+            return confirmed, alias
+    return [search(scope) for scope in scopes], DEFAULT_DB_ALIAS
 
 
 def confirmed_on_primary(hits: list[Hit], *, tenant: Tenant, filters: SearchFilters | None) -> list[Hit]:
@@ -102,8 +112,7 @@ def _fresh_replica(tenant: Tenant, index_version: int) -> str | None:
 
 def _replica_version(alias: str, tenant: Tenant) -> int:
     with reading_from(alias):
-        version = owned_list(IndexVersion, tenant=tenant).values_list("version", flat=True).first()
-    return version or 0
+        return selectors.index_version_get(tenant=tenant)
 
 
 def _set_aside_now(alias: str) -> bool:

@@ -531,25 +531,24 @@ def _search(
 ) -> list[_Candidate]:
     """Candidates from the routed documents first, then the whole corpus (each chunk once). The
     scans run on a read replica when one is fresh for the tenant (replica.py)."""
-
-    def scan(scope: SearchFilters | None) -> list[Hit]:
-        hits, _ = replica.searched_on_replica(
-            lambda: hybrid_search(
-                tenant=tenant, query=question, k=pool, filters=scope, mode=mode, query_vector=query_vector
-            ),
-            tenant=tenant,
-            index_version=index_version,
-            filters=scope,
-        )
-        return hits
-
-    found: dict[int, _Candidate] = {}
+    routed = None
     if routing.documents:
         routed = dataclasses.replace(filters or SearchFilters(), document_ids=_routed_ids(filters, routing))
-        if routed.document_ids:
-            for hit in scan(routed):
-                found[hit.chunk_id] = _Candidate(hit, routed=True)
-    for hit in scan(filters):
+    scopes = [routed, filters] if routed and routed.document_ids else [filters]
+    scanned, _ = replica.searched_on_replica(
+        lambda scope: hybrid_search(
+            tenant=tenant, query=question, k=pool, filters=scope, mode=mode, query_vector=query_vector
+        ),
+        scopes,
+        tenant=tenant,
+        index_version=index_version,
+    )
+    *routed_hits, corpus_hits = scanned
+    found: dict[int, _Candidate] = {}
+    for hits in routed_hits:
+        for hit in hits:
+            found[hit.chunk_id] = _Candidate(hit, routed=True)
+    for hit in corpus_hits:
         if hit.chunk_id not in found:
             found[hit.chunk_id] = _Candidate(hit, routed=routing.match(hit.document_id) > 0)
     return list(found.values())

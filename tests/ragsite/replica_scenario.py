@@ -21,10 +21,11 @@ django.setup()
 from django.core.management import call_command  # noqa: E402
 from django.db import connections  # noqa: E402
 
+from rag import selectors  # noqa: E402
 from rag import services as rag_services  # noqa: E402
 from rag.ingest import embedding  # noqa: E402
 from rag.ingest import service as ingest  # noqa: E402
-from rag.models import Document, IndexVersion, Sensitivity  # noqa: E402
+from rag.models import Document, Sensitivity  # noqa: E402
 from rag.retrieval import SearchFilters, replica  # noqa: E402
 from rag.retrieval.hybrid import hybrid_search  # noqa: E402
 from rag.retrieval.service import Reader, reader_visibility, retrieve  # noqa: E402
@@ -71,11 +72,11 @@ def replica_sql(sql: str, params=()):
 
 def wait_until_replayed(tenant) -> None:
     """Until the replica holds the primary's corpus version of `tenant`."""
-    want = IndexVersion.objects.get(tenant=tenant).version
+    want = selectors.index_version_get(tenant=tenant)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         with reading_from(REPLICA):
-            got = IndexVersion.objects.filter(tenant=tenant).values_list("version", flat=True).first()
+            got = selectors.index_version_get(tenant=tenant)
         if got == want:
             return
         time.sleep(0.05)

@@ -35,11 +35,11 @@ def test_only_the_primary_is_migrated():
 def test_without_replicas_the_search_runs_once_on_the_primary(tenant):
     calls = []
 
-    def search():
+    def search(scope):
         calls.append(current_read_alias())
         return [Hit(chunk_id=1, document_id=1, score=1.0)]
 
-    hits, alias = replica.searched_on_replica(search, tenant=tenant, index_version=3, filters=None)
+    (hits,), alias = replica.searched_on_replica(search, [None], tenant=tenant, index_version=3)
     assert (alias, calls, [hit.chunk_id for hit in hits]) == (DEFAULT_DB_ALIAS, [DEFAULT_DB_ALIAS], [1])
 
 
@@ -68,15 +68,15 @@ def test_a_replica_that_does_not_answer_is_set_aside_and_the_primary_searched(
     tenant = Tenant(pk=1, slug="acme-law")
     calls = []
 
-    def search():
+    def search(scope):
         calls.append(current_read_alias())
         return []
 
     assert replica.replica_aliases() == ["replica_1"]
     with django_db_blocker.unblock():
-        _, alias = replica.searched_on_replica(search, tenant=tenant, index_version=0, filters=None)
+        _, alias = replica.searched_on_replica(search, [None], tenant=tenant, index_version=0)
     assert (alias, calls) == (DEFAULT_DB_ALIAS, [DEFAULT_DB_ALIAS])
     assert replica._set_aside_now("replica_1")
     # Set aside: the next search does not wait for it again.
-    _, alias = replica.searched_on_replica(search, tenant=tenant, index_version=0, filters=None)
+    _, alias = replica.searched_on_replica(search, [None], tenant=tenant, index_version=0)
     assert alias == DEFAULT_DB_ALIAS and calls == [DEFAULT_DB_ALIAS, DEFAULT_DB_ALIAS]
