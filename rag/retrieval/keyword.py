@@ -184,7 +184,7 @@ def keyword_search(
     """The `k` chunks of `tenant` best matching `query` as keywords, best first.
 
     With `query_vector`, each hit also carries its cosine similarity to it (None for a chunk
-    without a vector of the current embedding model), computed in the same query: hybrid search
+    without a vector of the current embedding model), read for the `k` hits only: hybrid search
     needs it for every hit.
 
     Score in 0..1: (idf of the words matched + mean idf · ts_rank/(ts_rank+1)) / (idf of all
@@ -220,21 +220,24 @@ def keyword_search(
                 worth_scoring = candidate_query(list(weights), stats, limit=limit)
             chunks = chunks.filter(_Matches(F("search_vector"), _tsquery(worth_scoring)))
         rows = list(
-            chunks.annotate(
-                matched=_words_matched(weights),
-                rank=_rank(terms, list(weights)),
-                similarity=_similarity(query_vector),
-            )
+            chunks.annotate(matched=_words_matched(weights), rank=_rank(terms, list(weights)))
             .order_by("-matched", "-rank", "pk")
-            .values_list("pk", "document_id", "matched", "rank", "similarity")[:k]
+            .values_list("pk", "document_id", "matched", "rank")[:k]
         )
+        similarity = _similarities(tenant, [row[0] for row in rows], query_vector)
     mean_weight = sum(weights.values()) / len(weights) if weights else 1.0
     total = sum(weights.values()) + mean_weight
     hits = []
-    for pk, document_id, matched_weight, normalized_rank, similarity in rows:
+    for pk, document_id, matched_weight, normalized_rank in rows:
         score = min((matched_weight + mean_weight * normalized_rank) / total, 1.0)
         hits.append(
-            Hit(chunk_id=pk, document_id=document_id, score=score, similarity=similarity, keyword_score=score)
+            Hit(
+                chunk_id=pk,
+                document_id=document_id,
+                score=score,
+                similarity=similarity.get(pk),
+                keyword_score=score,
+            )
         )
     return hits
 
@@ -259,10 +262,23 @@ def _words_matched(weights: dict[str, float]) -> RawSQL:
     return RawSQL(sql, params, output_field=FloatField())  # noqa: S611
 
 
+def _similarities(tenant: Tenant, chunk_ids: list[int], query_vector) -> dict[int, float | None]:
+    """{chunk id: cosine similarity to `query_vector`} of the chunks kept, in a query of their own:
+    a passage's vector is stored out of line (TOAST), so reading it for every candidate the
+    scoring query weighs cost as much as the scoring itself at a million passages (bench/README.md)."""
+    if query_vector is None or not chunk_ids:
+        return {}
+    rows = (
+        owned_list(Chunk, tenant=tenant)
+        .filter(pk__in=chunk_ids)
+        .annotate(similarity=_similarity(query_vector))
+        .values_list("pk", "similarity")
+    )
+    return dict(rows)
+
+
 def _similarity(query_vector):
     """1 - cosine distance to `query_vector` for chunks of the current embedding model (SQL)."""
-    if query_vector is None:
-        return Value(None, output_field=FloatField())
     return Case(
         When(
             embedding_model=embedding.model_id(),
