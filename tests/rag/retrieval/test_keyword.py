@@ -184,6 +184,54 @@ def test_a_filter_leaving_few_chunks_scores_every_match_in_a_large_corpus(case, 
     assert _ids(scoped) == [target.pk]
 
 
+def test_an_and_of_words_is_followed_by_tighter_ones_in_case_the_estimate_is_off():
+    stats = term_stats.TermStats(chunks=100, document_frequency={"a": 50, "b": 40, "c": 10, "d": 30})
+    # 10 * sqrt(.3) rows expected with 'c' & 'd': within 6; then one more word, then all of them.
+    assert keyword.candidate_queries(["'a'", "'b'", "'c'", "'d'"], stats, limit=6) == [
+        "( 'c' ) & ( 'd' )",
+        "( 'c' ) & ( 'd' ) & ( 'b' )",
+        "( 'c' ) & ( 'd' ) & ( 'b' ) & ( 'a' )",
+    ]
+    # An OR of rare words finds no more rows than their frequencies add up to: nothing follows.
+    assert keyword.candidate_queries(["'a'", "'c'"], stats, limit=20) == ["( 'c' )"]
+    assert keyword.candidate_queries([], stats, limit=5) == []
+
+
+@pytest.fixture
+def partners(case, random_unit, monkeypatch):
+    """Ten chunks naming both parties of a joint venture, one of them about its termination, in a
+    tenant whose statistics say a million-passage archive where each name is in ten chunks:
+    independence expects the two names together in a fraction of one."""
+    document = make_document(case, "joint venture")
+    texts = [f"Veoneer and Nissin agree, clause {i}." for i in range(9)]
+    texts.append("Veoneer and Nissin agree on the termination of the joint venture.")
+    add_chunks(document, [random_unit() for _ in texts], texts=texts)
+    archive = term_stats.TermStats(
+        chunks=1_000_000, document_frequency={"veoneer": 10, "nissin": 10, "termin": 5_000}
+    )
+    monkeypatch.setattr(keyword, "term_stats", lambda **_: archive)
+    monkeypatch.setattr(keyword, "CANDIDATE_ROWS", 2)
+    monkeypatch.setattr(keyword, "CANDIDATES_PER_RESULT", 1)
+    return document
+
+
+def test_in_a_large_tenant_too_many_candidates_require_one_more_word(partners):
+    query = "Veoneer Nissin termination"
+    hits = keyword_search(tenant=partners.tenant, query=query, k=2)
+    # Both names are in 10 chunks, over 3x the limit of 2: only chunks also saying "termination"
+    # are scored.
+    assert [Chunk.objects.get(pk=hit.chunk_id).text for hit in hits] == [
+        "Veoneer and Nissin agree on the termination of the joint venture."
+    ]
+
+
+def test_a_tenant_below_the_checked_size_scores_the_estimated_candidates(partners, monkeypatch):
+    monkeypatch.setattr(keyword, "CHECKED_FROM_CHUNKS", 2_000_000)
+    hits = keyword_search(tenant=partners.tenant, query="Veoneer Nissin termination", k=2)
+    assert len(hits) == 2  # the ten chunks with both names were candidates
+    assert "termination" in Chunk.objects.get(pk=hits[0].chunk_id).text
+
+
 def test_candidates_are_chunks_with_the_rarest_words_within_the_row_limit():
     stats = term_stats.TermStats(chunks=100, document_frequency={"a": 50, "b": 3, "c": 10, "d": 0})
     phrase = "'non-compet' <-> 'non' <-> 'compet'"  # a hyphenated word: its rarest lexeme counts
