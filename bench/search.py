@@ -1289,7 +1289,7 @@ def main(argv=None) -> int:
     from django.conf import settings
 
     from rag.retrieval import SearchFilters
-    from rag.retrieval.session import default_ef_search
+    from rag.retrieval.vector import ef_search_for, table_rows
 
     global EF_SWEEP
     EF_SWEEP = tuple(args.ef_sweep)
@@ -1317,7 +1317,7 @@ def main(argv=None) -> int:
         selective=selective,
         budget_s=args.budget,
     )
-    ef = default_ef_search()
+    ef = ef_search_for(table_rows())  # what a search of this table gets by default
     recall = measure_recall(
         tenant=tenant, distinct=distinct, vectors=vectors, selective=selective, default_ef=ef
     )

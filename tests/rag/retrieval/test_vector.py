@@ -155,6 +155,28 @@ def test_a_scope_that_is_a_small_share_of_a_large_table_is_searched_exactly(monk
     assert vector.exact_search_limit() == 9_000
 
 
+def test_a_large_graph_gets_twice_the_configured_ef_search(case, random_unit, settings):
+    settings.VECTOR_STORE_EF_SEARCH = 200
+    assert vector.ef_search_for(100_000) == 200
+    assert vector.ef_search_for(1_100_000) == 400
+    settings.VECTOR_STORE_EF_SEARCH = 700
+    assert vector.ef_search_for(1_100_000) == 1000  # pgvector's maximum
+    settings.VECTOR_STORE_EF_SEARCH = 200
+    add_chunks(make_document(case, "one"), [random_unit()])
+
+    def searched_with(rows: int, **options) -> str:
+        with connection.cursor() as cursor:  # as ANALYZE would record a table of that size
+            cursor.execute("UPDATE pg_class SET reltuples = %s WHERE oid = 'rag_chunk'::regclass", [rows])
+        with CaptureQueriesContext(connection) as queries:
+            semantic_search(tenant=case.tenant, query_vector=random_unit(), k=5, **options)
+        settings_sql = [q["sql"] for q in queries.captured_queries if "hnsw.ef_search" in q["sql"]]
+        return settings_sql[0]
+
+    assert "'hnsw.ef_search', '200'" in searched_with(1_000)
+    assert "'hnsw.ef_search', '400'" in searched_with(1_100_000)
+    assert "'hnsw.ef_search', '77'" in searched_with(1_100_000, ef_search=77)  # named: kept
+
+
 def test_search_settings_are_local_to_the_search(case, random_unit):
     add_chunks(make_document(case, "one"), [random_unit()])
     with connection.cursor() as cursor:
