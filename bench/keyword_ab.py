@@ -39,13 +39,10 @@ def load_baseline(path: Path):
 
 
 def figures(ms: list[float]) -> str:
-    import numpy as np
+    from bench.search import summarize
 
-    values = np.asarray(ms)
-    return (
-        f"p50 {np.percentile(values, 50):6.1f}  p95 {np.percentile(values, 95):6.1f}  "
-        f"max {values.max():6.1f} ms"
-    )
+    row = summarize(ms)
+    return f"p50 {row['p50']:6.1f}  p95 {row['p95']:6.1f}  max {row['max']:6.1f} ms"
 
 
 def main() -> int:
