@@ -55,14 +55,19 @@ REEMBED_FILES = 20
 TARGET_E2E_SHARE = 0.90
 SAMPLE_SEED = 20240611
 # Stages in the order a document meets them; "other" is whatever no wrapper covers.
-STAGES = ("upload", "extract", "chunk", "normalize", "reuse_lookup", "embed", "progress", "write", "other")
+STAGES = (
+    "upload", "extract", "title", "chunk", "normalize", "reuse_lookup", "embed", "sanitize", "progress", "write",
+    "other",
+)
 STAGE_NOTES = {
     "upload": "checks, sha256, store file, insert row",
     "extract": "text extraction",
-    "chunk": "chunk_text",
+    "title": "title from the text",
+    "chunk": "chunk_document (with the model's window per passage)",
     "normalize": "normalize() of each passage",
     "reuse_lookup": "query for already-embedded hashes",
     "embed": "embedding.embed (model forward)",
+    "sanitize": "injection findings and scans of each passage",
     "progress": "progress updates on the document row",
     "write": "transaction: chunk rows + indexes + commit",
     "other": "file read, hashing, building rows, loop",
@@ -177,7 +182,10 @@ def instrumented(clock: StageClock, count: EmbedCount):
     patches = [
         (service, "document_upload", clock.timed("upload", service.document_upload)),
         (service, "extract", clock.timed("extract", service.extract)),
-        (service, "chunk_text", clock.timed("chunk", service.chunk_text)),
+        (service, "_set_title_from_text", clock.timed("title", service._set_title_from_text)),
+        (service, "chunk_document", clock.timed("chunk", service.chunk_document)),
+        (service, "injection_findings", clock.timed("sanitize", service.injection_findings)),
+        (service, "prepare_document_scans", clock.timed("sanitize", service.prepare_document_scans)),
         (service, "normalize", clock.timed("normalize", service.normalize)),
         (
             selectors,

@@ -11,6 +11,7 @@ CHOICES = {
     "RAG_INJECTION_POLICY": ("flag", "reject"),
     "RAG_CACHE_BACKEND": ("redis", "memory"),
     "RAG_CHUNKING": ("fixed", "adaptive"),
+    "EMBEDDING_PRECISION": ("auto", "fp32", "bf16"),
     "LOG_FORMAT": ("json", "text"),
     "RAG_REVIEW_VERIFIER": ("", "anthropic", "ollama"),
 }
