@@ -250,6 +250,29 @@ _INSTRUCTION_PATTERNS: dict[str, re.Pattern] = {
     "role_tokens": _c(_ROLE_TOKENS),
 }
 
+# A word each match of a pattern must contain, looked for first: the patterns' leading alternations
+# are tried at every position of a view, which made the scan of a passage cost ~5 ms, a tenth of
+# ingestion. Each gate is implied by its pattern (tests/security/test_injection_gates.py holds the scan
+# equal with and without them on the hostile texts and contract passages).
+_GATES: dict[str, re.Pattern] = {
+    "ignore_previous_instructions": _c(
+        r"ignor|disregard|forget|overrid|bypass|discard|neglect|overlook|negeer|игнорир|не\s+обращай"
+        r"|忽略|无视|忽视|無視"
+    ),
+    "forget_instructions": _c(r"forget|vergiss|забудь|oubli|olvida|dimentica|esque[cç]a"),
+    "role_hijack": _c(
+        r"\bact\s+as|you|pretend|henceforth|from\s+now\s+on|(?-i:DAN)|do\s+anything\s+now|mode|jailbr"
+        r"|no\s+longer"
+    ),
+    "prompt_exfiltration": _c(
+        # Not "prompt" alone: "prompt payment" is every other contract's.
+        r"you|(?:system|hidden|secret|developer)\s+(?:prompt|instructions|message)|system-?prompt|systeemprompt|sistema"
+        r"|(?:all|everything|verbatim|text|words|content|messages?)\s+(?:above|before\s+this|preceding)"
+        r"|syst[èe]me|systemanweisung|системн|系统提示|系統提示|システムプロンプト"
+    ),
+}
+
+
 _QUERY_PATTERNS: dict[str, re.Pattern] = {
     "system_prefix": _c(
         r"(?:^|[.!?;]\s+|`+\s*|[>\]]\s*)\s*system(?:\s+prompt)?\s*:",
@@ -488,7 +511,8 @@ def _scan(text: str, scope: str, learned: bool = False) -> tuple[str, ...]:
     if scope == "query":
         patterns.update(_QUERY_PATTERNS)
     for name, pattern in patterns.items():
-        if any(pattern.search(view) for view in views):
+        gate = _GATES.get(name)
+        if any(pattern.search(view) for view in views if gate is None or gate.search(view)):
             found.add(name)
     if scope == "query":
         if _excessive_special_characters(clean_text(text)):
