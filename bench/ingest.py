@@ -56,7 +56,16 @@ TARGET_E2E_SHARE = 0.90
 SAMPLE_SEED = 20240611
 # Stages in the order a document meets them; "other" is whatever no wrapper covers.
 STAGES = (
-    "upload", "extract", "title", "chunk", "normalize", "reuse_lookup", "embed", "sanitize", "progress", "write",
+    "upload",
+    "extract",
+    "title",
+    "chunk",
+    "normalize",
+    "reuse_lookup",
+    "embed",
+    "sanitize",
+    "progress",
+    "write",
     "other",
 )
 STAGE_NOTES = {

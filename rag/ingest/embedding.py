@@ -180,4 +180,9 @@ def model_status() -> dict:
     except EmbeddingModelUnavailable as exc:
         return {"status": "unavailable", "name": settings.EMBEDDING_MODEL, "error": str(exc)}
     state = "loaded" if _model is not None else "not_loaded"
-    return {"status": state, "name": settings.EMBEDDING_MODEL, "path_exists": path.is_dir(), "precision": precision()}
+    return {
+        "status": state,
+        "name": settings.EMBEDDING_MODEL,
+        "path_exists": path.is_dir(),
+        "precision": precision(),
+    }
