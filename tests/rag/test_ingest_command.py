@@ -34,6 +34,7 @@ def test_ingest_folder_recursively_with_summary(tenant, folder):
         case="Bulk matter",
         doc_type="contract",
         jurisdiction="New York",
+        jobs=1,
         stdout=out,
         stderr=StringIO(),
     )
@@ -50,7 +51,7 @@ def test_ingest_folder_recursively_with_summary(tenant, folder):
 
     again = StringIO()
     call_command(
-        "ingest", str(folder), tenant=tenant.slug, case="Bulk matter", stdout=again, stderr=StringIO()
+        "ingest", str(folder), tenant=tenant.slug, case="Bulk matter", jobs=1, stdout=again, stderr=StringIO()
     )
     # Ready documents are duplicates; the failed one is retried (and fails again, for the same reason).
     assert "0 ok, 3 duplicate, 1 failed" in again.getvalue()
@@ -80,6 +81,7 @@ def test_skip_known_leaves_out_what_another_case_of_the_firm_holds(tenant, folde
 def _ingest(path, tenant, case: str, **options) -> str:
     """manage.py ingest of `path` into `case`; its summary."""
     out = StringIO()
+    options.setdefault("jobs", 1)
     call_command("ingest", str(path), tenant=tenant.slug, case=case, stdout=out, stderr=StringIO(), **options)
     return out.getvalue()
 
@@ -94,3 +96,26 @@ def test_a_run_stopped_mid_document_is_resumed_by_running_it_again(tenant, folde
     assert "1 ok, 0 duplicate, 0 failed; " in _ingest(folder / "contract.txt", tenant, "Matter")
     stopped.refresh_from_db()
     assert stopped.status == DocumentStatus.READY and stopped.chunks.count() == stopped.chunk_count > 0
+
+
+@pytest.mark.django_db(transaction=True)  # the workers are other processes: they read what is committed
+def test_worker_processes_ingest_every_file_and_count_a_repeat_once(tenant, folder):
+    out = StringIO()
+    call_command(
+        "ingest", str(folder), tenant=tenant.slug, case="Bulk matter", jobs=2, stdout=out, stderr=StringIO()
+    )
+    summary = out.getvalue()
+    # contract.txt and its same-bytes copy: one ingested, the other a duplicate without a second row.
+    assert "2 ok, 1 duplicate, 1 failed" in summary
+    assert "scan.pdf" in summary and BLANK_SCAN_REASON in summary
+    case = Case.objects.get(tenant=tenant, name="Bulk matter")
+    documents = Document.objects.for_tenant(tenant).filter(case=case)
+    assert documents.count() == 3
+    ready = documents.filter(status=DocumentStatus.READY)
+    assert ready.count() == 2
+    assert all(document.chunks.count() == document.chunk_count > 0 for document in ready)
+
+
+def test_jobs_must_be_positive(tenant, folder):
+    with pytest.raises(CommandError, match="--jobs"):
+        call_command("ingest", str(folder), tenant=tenant.slug, case="x", jobs=0)
