@@ -63,3 +63,38 @@ def test_a_query_is_embedded_with_the_configured_threads_and_the_same_vector(set
     assert seen == [1]
     assert torch.get_num_threads() == before  # restored
     assert np.allclose(default, single, atol=1e-5)
+
+
+def test_auto_precision_is_bfloat16_only_where_the_cpu_computes_it(settings, monkeypatch):
+    settings.EMBEDDING_PRECISION = "auto"
+    monkeypatch.setattr(embedding, "native_bf16", lambda: False)
+    assert embedding.precision() == "fp32"
+    monkeypatch.setattr(embedding, "native_bf16", lambda: True)
+    assert embedding.precision() == "bf16"
+    settings.EMBEDDING_PRECISION = "fp32"
+    assert embedding.precision() == "fp32"
+
+
+def test_bfloat16_vectors_are_the_float32_space(settings):
+    texts = [
+        "The Supplier shall indemnify the Buyer against all third-party claims.",
+        "This Agreement shall be governed by the laws of the State of New York. " * 5,
+        "Either party may terminate this Agreement upon thirty (30) days written notice.",
+        "Term",
+        "The Licensee shall pay royalties quarterly.",
+    ]
+    settings.EMBEDDING_PRECISION = "fp32"
+    exact = embedding.embed(texts, batch_size=2)
+    settings.EMBEDDING_PRECISION = "bf16"
+    fast = embedding.embed(texts, batch_size=2)
+    assert fast.dtype == np.float32
+    assert np.allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-5)
+    assert (fast * exact).sum(axis=1).min() > 0.999
+    assert embedding.model_status()["precision"] == "bf16"
+
+
+def test_an_unknown_precision_fails_the_system_check(settings):
+    from ragsite.checks import check_rag_settings
+
+    settings.EMBEDDING_PRECISION = "fp8"
+    assert any("EMBEDDING_PRECISION" in error.msg for error in check_rag_settings())
