@@ -327,7 +327,7 @@ EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=32)
 # torch threads for embedding a query (<= 4 texts); 0 = torch's default (one per core). One thread
 # is steady under load; several wait on each other when other processes share the cores.
 EMBEDDING_QUERY_THREADS = env.int("EMBEDDING_QUERY_THREADS", default=1)
-# "auto": bfloat16 autocast where the CPU computes it natively (~1.7x float32, vectors within 1e-4
+# "auto": bfloat16 autocast where the CPU computes it natively (~2x float32, vectors within 1e-4
 # cosine), else float32; "fp32" or "bf16" to choose (rag/ingest/embedding.py).
 EMBEDDING_PRECISION = env("EMBEDDING_PRECISION", default="auto")
 

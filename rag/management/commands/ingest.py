@@ -1,7 +1,8 @@
 """manage.py ingest PATH... --tenant SLUG --case NAME — bulk-ingest files and folders (recursively).
 
 Each file is uploaded through the same service as the API (same checks, same de-duplication) and
-ingested in this process, with a progress bar and a summary of ok / duplicate / failed with reasons.
+ingested on a worker process (in this one with `--jobs 1`), with a progress bar and a summary of
+ok / duplicate / failed with reasons.
 
 `--jobs N` runs N worker processes (default: one per core, at most 4), each with one torch thread:
 a process reading, scanning or writing one file no longer leaves a core idle while the other embeds
