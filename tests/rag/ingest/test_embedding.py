@@ -17,9 +17,11 @@ def test_vectors_are_unit_length_and_in_input_order():
     vectors = embedding.embed(texts, batch_size=2)
     assert vectors.shape == (4, 384) and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
-    # Batching by token count must not reorder rows: each row equals that text embedded alone.
+    # Batching by token count must not reorder rows: each row equals that text embedded alone
+    # (within bfloat16's rounding where the CPU runs it: padding to another length moves a vector
+    # by ~1e-5 of cosine; any two of these texts are far further apart).
     for text, row in zip(texts, vectors, strict=True):
-        assert float(row @ embedding.embed([text])[0]) == pytest.approx(1.0, abs=1e-5)
+        assert float(row @ embedding.embed([text])[0]) == pytest.approx(1.0, abs=1e-4)
 
 
 def test_similar_meaning_is_closer_than_unrelated_text():
