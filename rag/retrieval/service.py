@@ -64,6 +64,12 @@ SEMANTIC_SHARE = 0.3
 # (LegalBench-RAG dev P@1: 0.8 → 19.1 %, 0.5 → 20.9 %, 0.4 → 21.5 %, none → 21.7 %; the natural
 # questions' answers lead with the best window of the first passage's document, bench/README.md.)
 CROSS_ENCODER_SHARE = 0.4
+# A passage under the relevance thresholds is still kept when the cross-encoder reads one of its
+# windows as answering the question at least this well (its logit 0: "relevant" more likely than
+# not). In a small firm, or for a short document stored as one passage, the clause that answers
+# can be far from the question by cosine and idf-weighted keywords ("Which state's laws govern?"
+# against a licence's one passage: 0.20 both; the model: 0.90).
+CROSS_ENCODER_ADMITS = 0.5
 
 
 @dataclass(frozen=True)
@@ -172,6 +178,9 @@ class RankedSet:
     today: date
     reranker: str = "none"
     top_k: int | None = None  # `items` may hold more (for the reranker); rerank cuts to this
+    # Candidates under the default thresholds, best first, that the cross-encoder may still admit
+    # (CROSS_ENCODER_ADMITS) when fewer than RAG_RERANK_DEPTH passed them.
+    below: list[tuple[_Candidate, ranking.RankScores]] = field(default_factory=list)
 
 
 def retrieve(
@@ -386,7 +395,8 @@ def rank(
     """Step 2: the spec's rank score with the tenant's weights (or `weights`, e.g. proposed ones
     an admin previews before saving them); candidates whose relevance and cosine similarity are
     both under the threshold (default RAG_MIN_SIMILARITY_THRESHOLD) are dropped, the best `top_k`
-    kept."""
+    kept. Under the default threshold, the best of the dropped stay in `below` for the
+    cross-encoder to judge (`rerank`); a threshold the caller sets is final."""
     top_k = positive_int(settings.RAG_DEFAULT_TOP_K if top_k is None else top_k, "top_k", maximum=MAX_TOP_K)
     threshold = _threshold(similarity_threshold)
     tenant = found.tenant
@@ -396,8 +406,13 @@ def rank(
     today = today or timezone.localdate()
     items = _ranked(found.candidates, documents, weights, today)
     depth = max(top_k, settings.RAG_RERANK_DEPTH) if get_reranker() is not None else top_k
-    kept = [(c, scores) for c, scores in items if _evidence(c, scores) >= threshold][:depth]
-    return RankedSet(found, kept, documents, weights, today, top_k=top_k)
+    passing = [_evidence(c, scores) >= threshold for c, scores in items]
+    kept = [item for item, passed in zip(items, passing, strict=True) if passed][:depth]
+    below = []
+    if similarity_threshold is None:
+        below = [item for item, passed in zip(items, passing, strict=True) if not passed]
+        below = below[: settings.RAG_RERANK_DEPTH]
+    return RankedSet(found, kept, documents, weights, today, top_k=top_k, below=below)
 
 
 def _evidence(candidate: _Candidate, scores: ranking.RankScores) -> float:
@@ -436,20 +451,27 @@ def rerank(ranked: RankedSet, *, enabled: bool = True, max_chunks: int | None = 
     """Step 3: a configured cross-encoder (rerank.get_reranker) scores the best answer window of
     each of the RAG_RERANK_DEPTH best ranked passages against the question, and they are ranked
     again on CROSS_ENCODER_SHARE of that score plus the rest of the fused relevance (the routing
-    match blended in as before), ahead of the passages below that depth, in their order. Then the
-    best `top_k`, and of them `max_chunks` (default: all), are kept. Without a cross-encoder, or
-    `enabled=False`, the order stays."""
+    match blended in as before), ahead of the passages below that depth, in their order. When
+    fewer than that depth passed the thresholds, as many of the best under them (`below`) are
+    read too, and kept if the model scores a window of theirs CROSS_ENCODER_ADMITS or more. Then
+    the best `top_k`, and of them `max_chunks` (default: all), are kept. Without a cross-encoder,
+    or `enabled=False`, the order stays and nothing under the thresholds is kept."""
     if max_chunks is not None:
         max_chunks = positive_int(max_chunks, "max_chunks", maximum=MAX_TOP_K)
     reranker = get_reranker() if enabled else None
     items = ranked.items
-    if reranker is not None and items:
+    depth = settings.RAG_RERANK_DEPTH
+    trial = ranked.below[: max(0, depth - len(items))]
+    if reranker is not None and (items or trial):
         # The best RAG_RERANK_DEPTH are rescored and ranked again; the rest keep their order after.
-        depth = settings.RAG_RERANK_DEPTH
-        head = dataclasses.replace(ranked, items=items[:depth])
-        items = (
-            _ranked(_rescored(head, reranker), ranked.documents, ranked.weights, ranked.today) + items[depth:]
-        )
+        head = dataclasses.replace(ranked, items=items[:depth] + trial)
+        tried = {candidate.hit.chunk_id for candidate, _ in trial}
+        rescored = [
+            candidate
+            for candidate in _rescored(head, reranker)
+            if candidate.hit.chunk_id not in tried or _admitted(candidate, ranked.found.routing)
+        ]
+        items = _ranked(rescored, ranked.documents, ranked.weights, ranked.today) + items[depth:]
     if ranked.found.routing.ambiguous:
         items = _each_document_first(items, [d.document_id for d in ranked.found.routing.documents])
     items = items[: ranked.top_k] if ranked.top_k is not None else list(items)
@@ -458,6 +480,15 @@ def rerank(ranked: RankedSet, *, enabled: bool = True, max_chunks: int | None = 
         items=items[:max_chunks] if max_chunks is not None else items,
         reranker=reranker.name if reranker is not None else "none",
     )
+
+
+def _admitted(candidate: _Candidate, routing: Routing) -> bool:
+    """Whether the cross-encoder reads a passage under the thresholds as answering after all. It
+    reads only the question's words: when the question names documents, a passage of another
+    stays out (the lease's governing law asked for, the MSA's clause answers the words too)."""
+    if routing.documents and not candidate.routed:
+        return False
+    return candidate.window is not None and candidate.window.score >= CROSS_ENCODER_ADMITS
 
 
 def _each_document_first(items: list, document_ids: list[int]) -> list:

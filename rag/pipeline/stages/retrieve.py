@@ -67,7 +67,9 @@ class RankStage:
         if chosen:
             ctx.note(self.name, thresholds="not applied: the documents were chosen")
         elif ctx.ranked.items and best is not None and best < settings.RAG_MIN_SEMANTIC_SIMILARITY:
-            ctx.ranked = dataclasses.replace(ctx.ranked, items=[])
+            # Still read by the cross-encoder (rerank), which keeps any it reads as answering.
+            below = (ctx.ranked.items + ctx.ranked.below)[: settings.RAG_RERANK_DEPTH]
+            ctx.ranked = dataclasses.replace(ctx.ranked, items=[], below=below)
             ctx.note(self.name, dropped_reason="no passage semantically close to the question")
         ctx.note(
             self.name,
