@@ -280,6 +280,14 @@ def corpus_files(corpus: Path, limit: int) -> list[Path]:
     return files[:limit] if limit else files
 
 
+def requested_files(corpus: Path, limit: int) -> list[Path]:
+    """The corpus files asked for; says so on stderr when there are none."""
+    files = corpus_files(corpus, limit)
+    if not files:
+        print(f"no PDF/DOCX/TXT files under {corpus}", file=sys.stderr)
+    return files
+
+
 def embedded_texts(*, tenant, case) -> list[str]:
     """The distinct normalized texts of the case's chunks, in document/chunk order (what was embedded)."""
     from rag.ingest.normalize import normalize
@@ -645,9 +653,8 @@ def report(f: dict) -> list[str]:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    files = corpus_files(args.corpus, args.limit)
+    files = requested_files(args.corpus, args.limit)
     if not files:
-        print(f"no PDF/DOCX/TXT files under {args.corpus}", file=sys.stderr)
         return 2
     setup_django()
     figures = measure(args, files)

@@ -35,10 +35,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ingest import (  # bench/ingest.py, beside this file
     DEFAULT_CORPUS,
-    corpus_files,
     delete_tenant,
     deterministic_sample,
     embedded_texts,
+    requested_files,
     setup_django,
 )
 
@@ -131,9 +131,8 @@ def bound_in_workers(texts: list[str], jobs: int) -> float:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    files = corpus_files(args.corpus, args.limit)
+    files = requested_files(args.corpus, args.limit)
     if not files:
-        print(f"no PDF/DOCX/TXT files under {args.corpus}", file=sys.stderr)
         return 2
     setup_django()
     from rag.models import Case
