@@ -8,6 +8,8 @@ demo contracts uploaded into a new case are each ingested by a worker to "ready"
 question is answered from the distributor agreement; an asynchronous one is answered by a query
 worker; and the tenant's metrics count that job (so the workers' metrics reach /metrics). The key
 must be an admin's (`manage.py demo_setup` prints one). Exits 1 at the first check that fails.
+Production settings redirect plain HTTP to HTTPS: give the URL behind the TLS proxy, or serve the
+bare stack with SECURE_SSL_REDIRECT=false for this check.
 """
 
 from __future__ import annotations
