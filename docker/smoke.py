@@ -123,7 +123,6 @@ def main(argv=None) -> int:
     ready = sum(1 for s in states.values() if s == "ready")
     check(ready == len(ids), f"ingested by the workers in {time.monotonic() - started:.0f} s", states)
 
-    before = queries_counted(api)
     question = {"query": "What law governs the distributor agreement?", "filters": {"case_ids": [case["id"]]}}
     status, answer = api.json("POST", "/api/v1/rag/query", question)
     titles = [c["title"] for c in answer.get("citations", [])]
@@ -132,6 +131,7 @@ def main(argv=None) -> int:
     )
     check("distributor" in titles[0].lower(), "its first citation is the distributor agreement", titles[0])
 
+    before = queries_counted(api)  # from here only the job adds to it
     asked = {
         "query": "Can the co-branding agreement be assigned?",
         "mode": "async",
@@ -150,7 +150,7 @@ def main(argv=None) -> int:
         (result or {}).get("result", {}).get("answer", "")[:160],
     )
     counted = queries_counted(api) - before
-    check(counted >= 2, "the worker's job is counted in the tenant's metrics", f"{counted:g} queries since")
+    check(counted >= 1, "the worker's job is counted in the tenant's metrics", f"{counted:g} queries since")
     return 0
 
 
