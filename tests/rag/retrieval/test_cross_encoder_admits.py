@@ -8,7 +8,9 @@ admitted: tests/rag/pipeline/test_conversation.py, the lease asked after the MSA
 
 import pytest
 
+from rag.models import Case, Sensitivity
 from rag.pipeline.run import run_query
+from rag.retrieval.filters import SearchFilters
 from rag.retrieval.service import Reader, retrieve
 from tenants.models import Role
 
@@ -55,3 +57,19 @@ def test_the_answer_states_the_law_with_its_citation(tenant, licence):
     assert "Vermont" in result["citations"][0]["snippet"]
     unrelated = run_query(tenant=tenant, question="Who won the 2010 World Cup?").result
     assert unrelated["citations"] == [] and unrelated["provenance"]["not_found_reason"] == "no_passages"
+
+
+@pytest.mark.django_db
+def test_what_the_model_may_admit_is_only_what_the_reader_may_read(
+    tenant, case, other_case, ingest_text, member
+):
+    # The passages the model reads past the thresholds come from the same scoped search: a
+    # confidential licence, another firm's or another case's licence is never among them.
+    secret = ingest_text(case, LICENSE, filename="secret-licence.txt", sensitivity=Sensitivity.CONFIDENTIAL)
+    ingest_text(other_case, LICENSE.replace("Vermont", "Maine"), filename="foreign-licence.txt")
+    outsider = retrieve(tenant=tenant, query=QUESTION, reader=Reader(user_id=member.pk, role=Role.MEMBER))
+    assert outsider.passages == []
+    assert [p.document_id for p in _retrieve(tenant, QUESTION).passages] == [secret.pk]  # the owner reads it
+    elsewhere = Case.objects.create(tenant=tenant, name="Another matter")
+    scoped = _retrieve(tenant, QUESTION, filters=SearchFilters(case_ids=(elsewhere.pk,)))
+    assert scoped.passages == []
