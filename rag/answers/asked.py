@@ -137,27 +137,49 @@ def restricted_opening(question: str, noun: str) -> str:
 # "irrevocable", "assignable" / "not assignable". Adjectives only: "required" / "not required" in a
 # clause is too often about something else ("not required to name additional insureds").
 _QUALIFIER = re.compile(r"\b[a-z]{4,}(?:able|ible|ive|ual)\b")
-_NEGATION = r"(?:non-|non|non |not |ir|in|un)"
+_NEGATION = r"(?:non-\s*|non|non |not |ir|in|un)"
 
 
 def negated_qualifier(question: str, clause: str) -> str | None:
     """The negated form of a qualifier `question` asks about that `clause` gives, as written
     ("non-exclusive"), when the clause never gives the qualifier itself; None otherwise. A yes/no
-    question whose clause was found then opens "No", not "Yes"."""
+    question whose clause was found then opens "No", not "Yes". A permission question's verb is
+    read as its qualifier too ("Can King sublicense the marks?" against "non-sublicensable"),
+    unless the clause plainly says it may be done ("may sublicense")."""
     if not _YES_NO.match(question.strip()):
         return None
-    for word in dict.fromkeys(_QUALIFIER.findall(question.lower())):
+    asked = {word: None for word in _QUALIFIER.findall(question.lower())} | _abilities(question)
+    for word, verb in asked.items():
         found = re.search(rf"\b{_NEGATION}{word}\b", clause, re.I)
         if found is None:
             continue
+        if verb is not None and re.search(rf"\b(?:may|can)\s+(?:be\s+)?{verb}", clause, re.I):
+            continue
         bare = re.finditer(r"(?<![-\w])" + word + r"\b", clause, re.I)
         if all(_NEGATED_BEFORE.search(clause[: m.start()]) for m in bare):  # never said plainly
-            return found.group(0)
+            return re.sub(r"-\s+", "-", found.group(0))  # "non- sublicensable" broken across lines
     return None
 
 
+def _abilities(question: str) -> dict[str, str]:
+    """A permission question's verbs as the qualifiers a clause denies them with, each mapped to
+    its verb: "Can it be transferred?" → transferable, "sublicense" → sublicensable, "revoke" →
+    revocable (a `_QUALIFIER` of the question's own is read as it stands)."""
+    if not asks_permission(question):
+        return {}
+    forms: dict[str, str] = {}
+    for verb in re.findall(r"[a-z]{5,}", question.lower()):
+        stem = verb[:-2] if verb.endswith("ed") else verb
+        stem = stem[:-1] if stem.endswith("e") else stem
+        stem = stem[:-1] if stem.endswith("rr") else stem
+        root = verb[:-1] if verb.endswith("ed") else verb  # "transferred" → "transferre": may transfer
+        forms[stem + "able"] = root[: len(stem)]
+        forms[stem[:-1] + "cable" if stem.endswith("k") else stem + "ible"] = root[: len(stem)]
+    return forms
+
+
 _YES_NO = re.compile(r"(?i)(?:is|are|was|were|does|do|did|has|have|can|may|will|shall)\b")
-_NEGATED_BEFORE = re.compile(r"(?i)(?:\bnon[- ]?|\bnot\s+)$")
+_NEGATED_BEFORE = re.compile(r"(?i)(?:\bnon(?:-\s*|\s)?|\bnot\s+)$")
 
 
 def asked_value(question: str) -> Asked | None:

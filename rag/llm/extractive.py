@@ -273,7 +273,7 @@ def _with_evidence(reply: dict, evidence: list[Source], lead: str) -> dict:
             cited.append((source.document_id, text))
     if not added:
         return reply
-    quoted = "; and ".join(f'"{text}" [{source.citation_id}]' for source, text in added)
+    quoted = "; and ".join(_quoted(text, source.citation_id) for source, text in added)
     citations = [{"id": s.citation_id, "doc_id": str(s.document_id), "snippet": t} for s, t in added]
     if not reply["citations"]:
         return {
@@ -309,7 +309,7 @@ def _from_sentences(question: str, sources, follow_up_count: int, *, style: Repl
             quotes.append(sentence)
     quotes.sort(key=lambda s: s.order)  # read in context order
     first, quotes = _with_opening(question, quotes, sources)
-    parts = [f'{_title(q.source)} states: "{q.text}" [{q.source.citation_id}]' for q in quotes]
+    parts = [f"{_title(q.source)} states: {_quoted(q.text, q.source.citation_id)}" for q in quotes]
     return {
         "answer": " ".join([first, *parts] if first else parts),
         "citations": [
@@ -389,7 +389,7 @@ def listing_reply(listing: Listing, sources, *, citation_style: str = "inline_nu
         lines[0] = lines[0][:-1] + f"; the review is less sure of {len(unsure)}, marked (check):"
     lines += [
         f"- {_title(q.source)}{' (check)' if q.source.citation_id in unsure else ''}: "
-        f'"{q.text}" [{q.source.citation_id}]'
+        f"{_quoted(q.text, q.source.citation_id)}"
         for q in quotes
     ]
     if listing.more:
@@ -412,7 +412,7 @@ def _key_terms_reply(listing: Listing, quotes: list[_Sentence], sources, citatio
     lines = [f"Key terms of {_title(quotes[0].source)}:"]
     for q in quotes:
         value = _stated_value(asked.get(q.source.citation_id, ()), q)
-        quoted = f'"{q.text}" [{q.source.citation_id}]'
+        quoted = _quoted(q.text, q.source.citation_id)
         lines.append(f"- {label.get(q.source.citation_id) or 'Term'}: {value + ' ' if value else ''}{quoted}")
     if listing.absent:
         lines.append(f"Checked and not found: {', '.join(listing.absent)}.")
@@ -544,7 +544,7 @@ def _each_candidate_reply(
     for quote in quotes:
         own = [s for s in dict.fromkeys(sources) if s.document_id == quote.source.document_id]
         first, own_quotes = _with_opening(question, [quote], own)
-        quoted = "; and ".join(f'"{q.text}" [{q.source.citation_id}]' for q in own_quotes)
+        quoted = "; and ".join(_quoted(q.text, q.source.citation_id) for q in own_quotes)
         title = _title(quote.source)
         parts.append(f"{title} — {first} {quoted}" if first else f"{title} states: {quoted}")
         cited += own_quotes
@@ -622,7 +622,7 @@ def _grouped(quotes: list[_Sentence]) -> str:
         by_document.setdefault(quote.source.document_id, []).append(quote)
     parts = []
     for group in by_document.values():
-        quoted = "; and ".join(f'"{q.text}" [{q.source.citation_id}]' for q in group)
+        quoted = "; and ".join(_quoted(q.text, q.source.citation_id) for q in group)
         parts.append(f"{_title(group[0].source)} states: {quoted}")
     return " ".join(parts)
 
@@ -730,6 +730,39 @@ def _cut(text: str) -> str:
     if len(text) <= MAX_SENTENCE_CHARS:
         return text
     return cut_at_word(text, MAX_SENTENCE_CHARS) + OMISSION
+
+
+def _quoted(text: str, citation_id: str) -> str:
+    """`text` in quotation marks with its citation token. A sentence the contract itself quotes
+    whole ('"TERM: The Term shall end on March 31, 2008."', an amendment restating a clause) is
+    quoted once: two marks on each side would read as an empty quote."""
+    whole = _QUOTED_WHOLE.fullmatch(text)
+    if whole and _pairs_up(whole.group("inner")):
+        text = whole.group("inner")
+    return f'"{text}" [{citation_id}]'
+
+
+_QUOTED_WHOLE = re.compile(r'\s*["\u201c](?P<inner>.+)["\u201d]\s*', re.S)
+_MARK = re.compile(r'["\u201c\u201d]')
+
+
+def _pairs_up(inner: str) -> bool:
+    """Whether the quotation marks inside a wholly quoted text pair up as quotes of their own, each
+    opening one after a space or bracket ('"the Term" means'); '"Product" means the "Goods"' is two
+    quotes, not one, and is left as written."""
+    marks = list(_MARK.finditer(inner))
+    if len(marks) % 2:
+        return False
+    for index, mark in enumerate(marks):
+        opening = index % 2 == 0
+        if mark.group() == ("\u201d" if opening else "\u201c"):
+            return False
+        before = inner[mark.start() - 1] if mark.start() else " "
+        if opening and not (before.isspace() or before in "([{"):
+            return False
+        if not opening and before.isspace():
+            return False
+    return True
 
 
 def _negated(request: GenerationRequest, reply: dict) -> str | None:

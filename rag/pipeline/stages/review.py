@@ -27,7 +27,7 @@ from rag.models import Chunk, Document
 from rag.retrieval import service as retrieval
 from rag.retrieval.hits import Hit
 from rag.retrieval.rerank import get_reranker
-from rag.retrieval.routing import DOCUMENT_WORD, Routing, resolve_name, tokens
+from rag.retrieval.routing import DOCUMENT_WORD, Routing, resolve_name, route, tokens
 from rag.review import classify
 from rag.review.columns import RESTRICTIONS
 from rag.review.questions import CLAUSE, LIST, PRESENCE, SUMMARY, matter_question, summarized_name
@@ -52,14 +52,24 @@ class MatterReviewStage:
 
     def run(self, ctx: QueryContext) -> QueryContext:
         filters = ctx.config.filters
-        asked = matter_question(ctx.search_query or "", one_document=len(filters.document_ids) == 1)
+        chosen = len(filters.document_ids) == 1
+        named = None if chosen else named_document(ctx)
+        # "Can King sublicense the trademarks under the King licence?": the clause types read the
+        # question without the words that named its document.
+        question = named.generic_question if named is not None else ctx.search_query or ""
+        asked = matter_question(question, one_document=chosen or named is not None)
         if asked is None:
             return ctx
         if asked.kind == SUMMARY:
             document_id = summarized_document(ctx)
             return self._summarized(ctx, document_id) if document_id is not None else ctx
-        if asked.kind != LIST and len(filters.document_ids) != 1:
-            return ctx
+        if asked.kind != LIST and not chosen:
+            # A yes/no question naming one document is reviewed in it, as if it were chosen (it
+            # opens "Yes."/"No: …"); what a clause says is left to search, which fuses the named
+            # document's passages with the rest of the scope's.
+            if named is None or asked.kind == CLAUSE:
+                return ctx
+            filters = dataclasses.replace(filters, document_ids=(named.documents[0].document_id,))
         review = classify.review(tenant=ctx.tenant, filters=filters, column=asked.column)
         ctx.note(
             self.name,
@@ -153,6 +163,19 @@ def doubted_opening(question: str, kind: str, column, title: str) -> str:
     finding = f"{noun} was not found in {title} (every passage was checked)."
     plain_yes_no = kind == PRESENCE and not (column.key in RESTRICTIONS and asks_permission(question))
     return f"Probably not: {finding[0].lower()}{finding[1:]}" if plain_yes_no else finding
+
+
+def named_document(ctx: QueryContext) -> Routing | None:
+    """How search routes the question when it names exactly one document the reader may see in
+    scope ("Is the Hydraspin distributorship exclusive?"), else None: nothing named, several
+    routed, or a reference by kind that fits several documents (ambiguous)."""
+    filters = ctx.config.filters
+    version = ctx.index_version
+    if version is None:
+        version = selectors.index_version_get(tenant=ctx.tenant)
+    routing = route(tenant=ctx.tenant, query=ctx.search_query or "", index_version=version, filters=filters)
+    routing = retrieval.with_ambiguity(ctx.tenant, routing, filters)
+    return routing if len(routing.documents) == 1 and not routing.ambiguous else None
 
 
 def summarized_document(ctx: QueryContext) -> int | None:

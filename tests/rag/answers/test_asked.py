@@ -98,6 +98,25 @@ def test_a_restriction_answers_a_permission_question_no_or_not_freely():
         ("Is the license exclusive?", "Licensor grants an exclusive license in the Territory.", None),
         ("Is a party required to carry insurance?", "The Licensee is not required to name insureds.", None),
         ("What license rights are granted?", "a non-exclusive license", None),
+        # a permission question's verb read as its qualifier, a line break after the hyphen
+        (
+            "Can King sublicense the trademarks?",
+            "a non-exclusive, non- sublicensable license",
+            "non-sublicensable",
+        ),
+        ("Can the license be revoked?", "an irrevocable, perpetual license", "irrevocable"),
+        ("May the rights be transferred?", "a personal, non-transferable right", "non-transferable"),
+        # the clause saying plainly it may be done, or another verb's qualifier
+        (
+            "Can the rights be transferred?",
+            "non-transferable, save that Licensee may transfer them to an affiliate",
+            None,
+        ),
+        (
+            "Can King sublicense the marks?",
+            "King may sublicense the marks; the license is non-transferable.",
+            None,
+        ),
     ],
 )
 def test_a_yes_no_questions_qualifier_negated_by_its_clause(question, clause, negated):

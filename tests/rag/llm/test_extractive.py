@@ -6,7 +6,7 @@ import json
 import pytest
 
 from rag.llm import GenerationRequest, Source, get_provider
-from rag.llm.extractive import I_DONT_KNOW, ExtractiveProvider, answer
+from rag.llm.extractive import I_DONT_KNOW, ExtractiveProvider, _quoted, answer
 
 LEASE = Source(
     citation_id="1",
@@ -145,3 +145,32 @@ def test_the_date_is_stated_from_a_preamble_passage_that_is_no_answer_window():
     reply = answer("When was this agreement signed?", [clause, preamble])
     assert reply["answer"].startswith("31 October 2019 [doc_7_2].")
     assert reply["citations"][0]["id"] == "doc_7_2"
+
+
+def test_a_sentence_the_contract_quotes_whole_is_quoted_once():
+    # An amendment restating a clause in quotation marks: '""TERM: …""' would read as empty quotes.
+    amendment = Source(
+        citation_id="1",
+        document_id=3,
+        title="Glu Amendment No. 3",
+        page=1,
+        text='Section 7 is replaced. "TERM: The Term of this Agreement shall end on March 31, 2008." '
+        "All other terms remain in effect.",
+    )
+    reply = answer("When does the term of the agreement end?", [amendment])
+    assert '"TERM: The Term of this Agreement shall end on March 31, 2008." [1]' in reply["answer"]
+    assert '""' not in reply["answer"]
+    assert reply["citations"][0]["snippet"] in amendment.text
+
+
+@pytest.mark.parametrize(
+    ("text", "quoted"),
+    [
+        ('"TERM: The Term ends in 2008."', '"TERM: The Term ends in 2008." [2]'),
+        ('"The "Term" ends in 2008."', '"The "Term" ends in 2008." [2]'),  # a quote within, kept
+        ('"Product" means the "Goods"', '""Product" means the "Goods"" [2]'),  # two quotes, not one
+        ("Plain text.", '"Plain text." [2]'),
+    ],
+)
+def test_only_a_wholly_quoted_text_loses_its_own_marks(text, quoted):
+    assert _quoted(text, "2") == quoted

@@ -290,3 +290,46 @@ def test_another_firms_documents_are_never_checked_counted_or_listed(tenant, oth
     assert theirs.pk not in {citation["document_id"] for citation in result["citations"]}
     # Only this firm's four documents were read.
     assert result["provenance"]["stages"]["matter_review"]["checked"] == 4
+
+
+@pytest.mark.django_db
+def test_a_yes_no_question_naming_its_document_is_reviewed_in_that_document(tenant, matter):
+    # Asked over the whole case, a question naming one document is answered as if it were chosen.
+    case, _ = matter
+    ask = {"tenant": tenant, "filters": {"case_ids": [case.pk]}}
+    found = run_query(**ask, question="Does the Alpha distribution agreement contain a non-compete?").result
+    assert found["answer"].startswith("Yes. Alpha Distribution Agreement states:"), found["answer"]
+    assert cited_titles(found) == {"Alpha Distribution Agreement"}
+    restricted = run_query(**ask, question="Can Northwind compete with Alpha Foods without consent?").result
+    assert restricted["answer"].startswith("No: the agreement has a non-compete clause."), restricted[
+        "answer"
+    ]
+    assert cited_titles(restricted) == {"Alpha Distribution Agreement"}
+    absent = run_query(**ask, question="Does the Beta supply agreement contain a non-compete?").result
+    assert absent["message"].startswith("No: Beta Supply Agreement does not contain a non-compete clause.")
+    # What a clause says is left to search; a question naming two documents is not reviewed as one.
+    said = run_query(**ask, question="What does the non-compete of the Alpha distribution agreement forbid?")
+    assert said.result["provenance"]["stages"].get("matter_review", {}).get("checked") is None
+    two = run_query(**ask, question="Do the Alpha and Gamma agreements contain a non-compete?").result
+    assert not two["answer"].startswith(("Yes.", "No:")), two["answer"]
+
+
+@pytest.mark.django_db
+def test_a_named_document_the_reader_may_not_read_is_never_reviewed(tenant, other_tenant, matter):
+    _, documents = matter
+    make_confidential(documents["Alpha Distribution Agreement"])
+    question = "Does the Alpha distribution agreement contain a non-compete?"
+    viewer = run_query(tenant=tenant, question=question, reader=Reader()).result
+    assert "Alpha" not in str(viewer["answer"]) + str(viewer.get("message"))
+    assert "Alpha Distribution Agreement" not in cited_titles(viewer)
+    # Another firm's document of that name is not this firm's to review.
+    outside = rag_services.case_create(tenant=other_tenant, name="Omega")
+    theirs = ingest(
+        other_tenant, outside, "Omega Distribution Agreement", CONTRACTS["Alpha Distribution Agreement"]
+    )
+    omega = run_query(
+        tenant=tenant, question="Does the Omega distribution agreement contain a non-compete?"
+    ).result
+    assert theirs.pk not in {citation["document_id"] for citation in omega["citations"]}
+    assert not str(omega["answer"]).startswith("Yes."), omega["answer"]
+    assert "Omega Distribution Agreement" not in str(omega["answer"]) + str(omega.get("message"))
