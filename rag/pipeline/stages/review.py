@@ -86,7 +86,7 @@ class MatterReviewStage:
         if asked.kind == LIST and len(review.verdicts) >= 2:
             return self._listed(ctx, review)
         if asked.kind != LIST and len(review.verdicts) == 1:
-            return self._one(ctx, review, asked.kind)
+            return self._one(ctx, review, asked.kind, question)
         return ctx
 
     def _summarized(self, ctx: QueryContext, document_id: int) -> QueryContext:
@@ -121,7 +121,8 @@ class MatterReviewStage:
         )
         return ctx
 
-    def _one(self, ctx: QueryContext, review: classify.Review, kind: str) -> QueryContext:
+    def _one(self, ctx: QueryContext, review: classify.Review, kind: str, question: str) -> QueryContext:
+        """`question` as the clause types read it (without the words naming its document)."""
         verdict = review.verdicts[0]
         if verdict.present:
             # Search finds the clause the question asks about (its own words: "and with how much
@@ -129,7 +130,7 @@ class MatterReviewStage:
             if kind == CLAUSE:
                 return ctx
             ctx.clause_probability = verdict.probability
-            if review.column.key in RESTRICTIONS and asks_permission(ctx.search_query or ""):
+            if review.column.key in RESTRICTIONS and asks_permission(question):
                 ctx.restricted = review.column.noun  # "Can it be assigned without consent?": "No: …"
             else:
                 ctx.affirmed = review.column.noun
@@ -146,7 +147,7 @@ class MatterReviewStage:
         if verdict.probability >= NO_BELOW or _answers_it(ctx, verdict):
             # Not surely absent: say what the review found, and let search quote the nearest
             # passage for the reader to check (a bare quote would read as the clause).
-            ctx.doubted = doubted_opening(ctx.search_query or "", kind, review.column, title)
+            ctx.doubted = doubted_opening(question, kind, review.column, title)
             ctx.clause_evidence = _evidence(verdict)  # its best paragraph: the nearest to the clause
             return ctx
         opening = "No: " if kind != CLAUSE else ""

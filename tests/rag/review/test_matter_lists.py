@@ -305,6 +305,12 @@ def test_a_yes_no_question_naming_its_document_is_reviewed_in_that_document(tena
         "answer"
     ]
     assert cited_titles(restricted) == {"Alpha Distribution Agreement"}
+    # The reference read off first: "In …, can …?" is still a permission question.
+    leading = "In the Alpha distribution agreement, can Northwind compete without consent?"
+    referenced = run_query(**ask, question=leading).result
+    assert referenced["answer"].startswith("No: the agreement has a non-compete clause."), referenced[
+        "answer"
+    ]
     absent = run_query(**ask, question="Does the Beta supply agreement contain a non-compete?").result
     assert absent["message"].startswith("No: Beta Supply Agreement does not contain a non-compete clause.")
     # What a clause says is left to search; a question naming two documents is not reviewed as one.
