@@ -125,15 +125,25 @@ def test_a_named_question_is_not_answered_from_another_contracts_clause(
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    ("question", "clause"),
+    ("question", "clause", "opening"),
     [
-        ("Which state's law governs the Cano sponsorship with Boyd?", CANO_GOVERNING_LAW),
-        ("May Boyd assign the Cano sponsorship without consent?", CANO_ASSIGNMENT),
-        ("How must notices under the Cano Boyd sponsorship be delivered?", CANO_NOTICES),
+        # The governing-law question opens with the state (rag.answers), the permission question
+        # naming its contract with the review's "No" (rag.pipeline.stages.review), then the quote.
+        (
+            "Which state's law governs the Cano sponsorship with Boyd?",
+            CANO_GOVERNING_LAW,
+            "The laws of Oklahoma govern [1]. ",
+        ),
+        (
+            "May Boyd assign the Cano sponsorship without consent?",
+            CANO_ASSIGNMENT,
+            "No: the agreement has a restriction on assignment. ",
+        ),
+        ("How must notices under the Cano Boyd sponsorship be delivered?", CANO_NOTICES, ""),
     ],
 )
 def test_an_answerable_question_on_the_same_contract_cites_the_right_clause(
-    tenant, contracts, question, clause
+    tenant, contracts, question, clause, opening
 ):
     cano = contracts["cano"]
     ctx = run_query(tenant=tenant, question=question)
@@ -142,10 +152,7 @@ def test_an_answerable_question_on_the_same_contract_cites_the_right_clause(
     assert ctx.answerability >= settings.RAG_MIN_ANSWERABILITY
     assert ctx.stage_metadata["build_context"]["answerable"] is True
     assert result["answer"] and clause in result["answer"]
-    # The governing-law question opens with the state (rag.answers), then the quote.
-    assert result["answer"].startswith(f"{CANO_TITLE} states:") or (
-        result["answer"].startswith(f"The laws of Oklahoma govern [1]. {CANO_TITLE} states:")
-    )
+    assert result["answer"].startswith(f"{opening}{CANO_TITLE} states:"), result["answer"]
     first = result["citations"][0]
     assert first["document_id"] == cano.pk and first["snippet"] == clause
     assert cano.text[first["char_start"] : first["char_end"]] == clause
