@@ -3,8 +3,10 @@ agreement?") where the scope holds two or more documents of that kind is ambiguo
 silently answered from one of them.
 
 `fitting` finds them: the kind words of the question's reference phrase ("sponsorship";
-"support", "maintenance"; "content", "license" — "agreement", "contract" and "deal" say nothing)
-must all be in a document's title (singular and plural alike). When exactly one document in scope
+"support", "maintenance"; "content", "license" — "agreement", "contract" and "deal" say nothing,
+nor do "two", "other" or "new") must all be in a document's title, in any of their forms
+(`kind_stem`: distribution, distributor and distributorship; licence, license and licensing;
+services and service). When exactly one document in scope
 fits, the question names it ("What law governs the distributor agreement?" in a case with one
 distributor agreement) and routing treats it as named. When two to MAX_CANDIDATES match, routing
 treats each as named equally (`rag.retrieval.service.with_ambiguity`); the pipeline answers each
@@ -31,6 +33,19 @@ MAX_CANDIDATES = 4
 _GENERIC = frozenset(
     {"agreement", "agreements", "contract", "contracts", "deal", "deals", "arrangement", "arrangements"}
     | {"the", "this", "that", "its", "his", "her", "their", "our", "your", "my"}
+    # Which one or how many, not which kind: "the two sponsorship agreements", "the new lease".
+    | {"two", "three", "four", "both", "either", "each", "other", "new", "old", "current", "existing"}
+    | {"signed", "same", "said", "above", "original", "main", "latest", "first", "second", "relevant"}
+    | {"related", "respective", "various", "these", "those", "all", "any", "one"}
+)
+# Endings that make another word of the same kind: distribut-or / -ion / -orship, licens-ing / -or /
+# -ee, promot-ion / -ional, endorse-ment. Longest first.
+_DERIVED = tuple(
+    sorted(
+        ("ship", "ation", "ition", "ion", "ing", "ment", "ancy", "ency", "al", "or", "er", "ier", "ee"),
+        key=len,
+        reverse=True,
+    )
 )
 
 
@@ -45,7 +60,16 @@ def kind_words(question: str) -> list[str]:
     match = REFERENCE_PHRASE.search(question)
     if not match:
         return []
-    return [_singular(word) for word in tokens(match.group()) if word not in _GENERIC]
+    return [kind_stem(word) for word in tokens(match.group()) if word not in _GENERIC]
+
+
+def by_kind_only(reference: str) -> bool:
+    """Whether `reference` ("the sponsorship contract") names its document by kind alone: every
+    word of it is a kind word of its reference phrase or says nothing of which document ("the",
+    "contract"); not "the sponsorship agreement with Boyd"."""
+    kinds = set(kind_words(reference))
+    words = [word for word in tokens(reference) if word not in _GENERIC]
+    return bool(kinds) and all(kind_stem(word) in kinds for word in words)
 
 
 def candidates(*, tenant: Tenant, question: str, filters: SearchFilters | None) -> list[Candidate]:
@@ -66,11 +90,11 @@ def fitting(*, tenant: Tenant, question: str, filters: SearchFilters | None) -> 
     documents = owned_list(Document, tenant=tenant).filter(status=DocumentStatus.READY)
     if filters is not None and not filters.is_empty():
         documents = documents.filter(pk__in=selectors.document_ids_within(tenant=tenant, filters=filters))
-    for word in words:  # a cheap first cut in SQL; the exact word match follows
-        documents = documents.filter(title__iregex=rf"\m{re.escape(word)}")
+    for word in words:  # a cheap first cut in SQL; the exact match of stems follows
+        documents = documents.filter(title__iregex=rf"\m{re.escape(word).replace('licens', 'licen[cs]')}")
     found = []
     for pk, title in documents.order_by("pk").values_list("pk", "title"):
-        have = {_singular(word) for word in tokens(title)}
+        have = {kind_stem(word) for word in tokens(title)}
         if all(word in have for word in words):
             found.append(Candidate(pk, title))
         if len(found) > MAX_CANDIDATES:
@@ -78,5 +102,21 @@ def fitting(*, tenant: Tenant, question: str, filters: SearchFilters | None) -> 
     return found
 
 
-def _singular(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+def kind_stem(word: str) -> str:
+    """`word` (lower case) without its plural and derivational endings, so that the forms of one
+    kind of document compare equal: "distributor", "distribution" and "distributorships" →
+    "distribut"; "licence", "licenses", "licensing" → "licens"; "services" → "servic". Stems are
+    compared with stems only; they are not words."""
+    word = word.replace("licenc", "licens")
+    if word.endswith("ies") and len(word) > 5:
+        word = word[:-3] + "y"
+    elif word.endswith("s") and not word.endswith("ss") and len(word) > 4:
+        word = word[:-1]
+    for _ in range(2):
+        suffix = next((s for s in _DERIVED if word.endswith(s) and len(word) - len(s) >= 4), None)
+        if suffix is None:
+            break
+        word = word[: -len(suffix)]
+    if word[-1:] in ("e", "y") and len(word) > 4:
+        word = word[:-1]
+    return word

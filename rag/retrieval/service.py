@@ -355,20 +355,21 @@ def with_ambiguity(tenant: Tenant, routing: Routing, filters: SearchFilters | No
     searches each of them alone, rag.pipeline.stages.ambiguity; a search over all of them ranks
     their passages jointly.)
 
-    Several routed alike: "the promotion agreement" routed to two Promotion Agreements whose
-    scores differ only by what else their texts say. Where every routed document is one the
-    reference's kind fits and no rare name of the question tells them apart (`routing.naming`),
-    the question may mean any of them; one routed document, or a name that picks one, stands."""
-    if routing.documents and (len(routing.documents) < 2 or routing.naming):
+    Routed by score where the kind fits several: "the promotion agreement" routed to two Promotion
+    Agreements whose scores differ only by what else their texts say. Where every routed document
+    is one the reference's kind fits and no rare name of the question tells them apart
+    (`routing.naming`), the question may mean any of them. A reference by kind alone ("the
+    sponsorship contract", every word of it a kind word) is ambiguous wherever its kind fits two
+    or more titles, whatever routing chose: one of them alone, where only its text says
+    "contract". A name that picks one stands ("the sponsorship agreement with Boyd")."""
+    if routing.naming:
         return routing
     # The reference's words ("the promotion agreement") with the rest of the question.
     asked = " ".join(part for part in (routing.reference, routing.question) if part)
     found = ambiguity.fitting(tenant=tenant, question=asked, filters=filters)
     if not found:
         return routing
-    if routing.documents and (
-        len(found) < 2 or not {d.document_id for d in routing.documents} <= {c.document_id for c in found}
-    ):
+    if routing.documents and not _still_ambiguous(routing, found):
         return routing
     if len(found) == 1:
         named = RoutedDocument(found[0].document_id, found[0].title, 1.0)
@@ -376,6 +377,18 @@ def with_ambiguity(tenant: Tenant, routing: Routing, filters: SearchFilters | No
     listed = tuple(RoutedDocument(c.document_id, c.title, 1.0) for c in found)
     routed = listed if len(listed) <= ambiguity.MAX_CANDIDATES else ()
     return dataclasses.replace(routing, documents=routed, ambiguous=listed)
+
+
+def _still_ambiguous(routing: Routing, found: list[ambiguity.Candidate]) -> bool:
+    """Whether a question routing chose documents for may still mean any of the several titles its
+    reference's kind fits (`found`): a reference by kind alone, or routed documents that are all
+    among them."""
+    if len(found) < 2:
+        return False
+    if ambiguity.by_kind_only(routing.reference):
+        return True
+    routed = {d.document_id for d in routing.documents}
+    return len(routed) >= 2 and routed <= {c.document_id for c in found}
 
 
 def _blend(routing: Routing, candidate: _Candidate, content: float) -> float:

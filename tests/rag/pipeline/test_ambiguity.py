@@ -1,10 +1,11 @@
 """A question naming its document only by kind ("the sponsorship agreement") where the scope holds
-several of that kind: each is answered, grouped by document, and the clarification names them by
-title, in sync and agentic mode. Each candidate is answered from its own text, with the clause it
-gives when it is asked about alone (not whatever of it a search over all of them ranks first), in
-sync, streamed and agentic mode. Names in the question make it unambiguous; another tenant's, or
-another case's, documents of that kind, and a confidential one the reader may not read, are never
-candidates."""
+several of that kind (in any of its forms: "the licence", "the two licensing agreements"; routed
+to one of them by score or not): each is answered, grouped by document, and the clarification
+names them by title, in sync and agentic mode. Each candidate is answered from its own text, with
+the clause it gives when it is asked about alone (not whatever of it a search over all of them
+ranks first), in sync, streamed and agentic mode. Names in the question make it unambiguous;
+another tenant's, or another case's, documents of that kind, and a confidential one the reader
+may not read, are never candidates."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from rag.pipeline.run import run_query, stream_query
 from rag.pipeline.streaming import AnswerDelta
 from rag.retrieval import ambiguity
 from rag.retrieval.filters import SearchFilters
+from rag.retrieval.routing import route
 from rag.retrieval.service import Reader
 from tenants.models import Role
 from tests.factories import TenantFactory
@@ -256,3 +258,60 @@ def test_a_reference_routed_to_several_documents_alike_is_ambiguous(tenant, case
     named = run_query(question="What is the governing law of the Orion license agreement?", **ask).result
     assert named.get("clarification") is None
     assert {c["document_id"] for c in named["citations"]} == {documents["orion"].pk}
+
+
+@pytest.mark.parametrize(
+    ("forms", "stem"),
+    [
+        (("distributor", "distribution", "distributorship", "distributors"), "distribut"),
+        (("license", "licence", "licensing", "licensor", "licensee", "licences"), "licens"),
+        (("sponsor", "sponsorship", "sponsorships"), "spons"),
+        (("service", "services"), "servic"),
+        (("supply", "supplier", "supplies"), "suppl"),
+        (("promotion", "promotional"), "promot"),
+    ],
+)
+def test_the_forms_of_one_kind_of_document_share_a_stem(forms, stem):
+    assert {ambiguity.kind_stem(form) for form in forms} == {stem}
+
+
+@pytest.mark.django_db
+def test_a_kind_in_another_form_or_counted_fits_every_title_of_that_kind(tenant, case, ingest_text):
+    # "the licence", "the two licensing agreements": the titles say "License Agreement".
+    documents = licences.ingest_licences(case, ingest_text)
+    both = {documents["orion"].pk, documents["helix"].pk}
+    for question in (
+        "What law governs the licence agreement?",
+        "Which courts have jurisdiction under the licensing deal?",
+        "Can either party assign the two license agreements?",
+    ):
+        found = ambiguity.candidates(tenant=tenant, question=question, filters=None)
+        assert {c.document_id for c in found} == both, question
+    # A word that names one of them still picks it; an unrelated kind fits neither.
+    named = ambiguity.fitting(tenant=tenant, question="What law governs the Orion licence?", filters=None)
+    assert [c.document_id for c in named] == [documents["orion"].pk]
+    assert (
+        ambiguity.fitting(tenant=tenant, question="What law governs the lease agreement?", filters=None) == []
+    )
+
+
+@pytest.mark.django_db
+def test_a_reference_by_kind_routed_to_one_look_alike_by_score_is_still_ambiguous(tenant, case, ingest_text):
+    # Only the Apache text calls itself a "contract": "the sponsorship contract" routes to it by
+    # score alone, yet it may mean either sponsorship. A party's name settles it.
+    cano = ingest_text(case, CANO, filename="cano-boyd-sponsorship.txt", title=CANO_TITLE)
+    apache_text = APACHE.replace("This Sponsorship Agreement", "This Sponsorship Contract")
+    apache = ingest_text(case, apache_text, filename="apache-lonestar-sponsorship.txt", title=APACHE_TITLE)
+    ask = {"tenant": tenant, "use_cache": False, "filters": {"case_ids": [case.pk]}}
+    question = "What is the governing law of the sponsorship contract?"
+    alone = route(tenant=tenant, query=question, index_version=selectors.index_version_get(tenant=tenant))
+    assert [d.document_id for d in alone.documents] == [apache.pk]  # what routing alone would do
+    result = run_query(question=question, **ask).result
+    assert result["clarification"]["type"] == "ambiguous"
+    assert {c["document_id"] for c in result["clarification"]["candidates"]} == {cano.pk, apache.pk}
+    assert "Oklahoma" in result["answer"] and "Kansas" in result["answer"]
+    named = run_query(
+        question="What is the governing law of the sponsorship contract with Boyd?", **ask
+    ).result
+    assert named.get("clarification") is None
+    assert {c["document_id"] for c in named["citations"]} == {cano.pk}
