@@ -35,7 +35,7 @@ _GENERIC = frozenset(
     | {"the", "this", "that", "its", "his", "her", "their", "our", "your", "my"}
     # Which one or how many, not which kind: "the two sponsorship agreements", "the new lease".
     | {"two", "three", "four", "both", "either", "each", "other", "new", "old", "current", "existing"}
-    | {"signed", "same", "said", "above", "original", "main", "latest", "first", "second", "relevant"}
+    | {"signed", "same", "said", "above", "original", "main", "latest", "relevant"}
     | {"related", "respective", "various", "these", "those", "all", "any", "one"}
 )
 # Endings that make another word of the same kind: distribut-or / -ion / -orship, licens-ing / -or /
@@ -60,7 +60,7 @@ def kind_words(question: str) -> list[str]:
     match = REFERENCE_PHRASE.search(question)
     if not match:
         return []
-    return [kind_stem(word) for word in tokens(match.group()) if word not in _GENERIC]
+    return [_singular(word) for word in tokens(match.group()) if word not in _GENERIC]
 
 
 def by_kind_only(reference: str) -> bool:
@@ -69,7 +69,7 @@ def by_kind_only(reference: str) -> bool:
     "contract"); not "the sponsorship agreement with Boyd"."""
     kinds = set(kind_words(reference))
     words = [word for word in tokens(reference) if word not in _GENERIC]
-    return bool(kinds) and all(kind_stem(word) in kinds for word in words)
+    return bool(kinds) and all(_singular(word) in kinds for word in words)
 
 
 def candidates(*, tenant: Tenant, question: str, filters: SearchFilters | None) -> list[Candidate]:
@@ -83,23 +83,31 @@ def candidates(*, tenant: Tenant, question: str, filters: SearchFilters | None) 
 def fitting(*, tenant: Tenant, question: str, filters: SearchFilters | None) -> list[Candidate]:
     """The documents in scope whose title fits the question's reference to a kind of document: one
     when the kind names a single document ("the distributor agreement" in a case with one
-    distributor agreement), several when it is ambiguous. At most MAX_CANDIDATES + 1."""
+    distributor agreement), several when it is ambiguous. At most MAX_CANDIDATES + 1.
+
+    Titles holding the kind words as written (singular or plural) fit first; only where none does
+    do titles holding another form of them (`kind_stem`: "the licence" for "License Agreement",
+    "the distribution agreement" for "Distributor Agreement"), so "the services agreement" still
+    names the one Services Agreement beside a Servicing Agreement."""
     words = kind_words(question)
     if not words:
         return []
+    stems = [kind_stem(word) for word in words]
     documents = owned_list(Document, tenant=tenant).filter(status=DocumentStatus.READY)
     if filters is not None and not filters.is_empty():
         documents = documents.filter(pk__in=selectors.document_ids_within(tenant=tenant, filters=filters))
-    for word in words:  # a cheap first cut in SQL; the exact match of stems follows
-        documents = documents.filter(title__iregex=rf"\m{re.escape(word).replace('licens', 'licen[cs]')}")
-    found = []
+    for stem in stems:  # a cheap first cut in SQL; the exact match of words or stems follows
+        documents = documents.filter(title__iregex=rf"\m{re.escape(stem).replace('licens', 'licen[cs]')}")
+    as_written, other_forms = [], []
     for pk, title in documents.order_by("pk").values_list("pk", "title"):
-        have = {kind_stem(word) for word in tokens(title)}
+        have = {_singular(word) for word in tokens(title)}
         if all(word in have for word in words):
-            found.append(Candidate(pk, title))
-        if len(found) > MAX_CANDIDATES:
-            break
-    return found
+            as_written.append(Candidate(pk, title))
+            if len(as_written) > MAX_CANDIDATES:
+                break
+        elif len(other_forms) <= MAX_CANDIDATES and set(stems) <= {kind_stem(word) for word in have}:
+            other_forms.append(Candidate(pk, title))
+    return as_written or other_forms
 
 
 def kind_stem(word: str) -> str:
@@ -120,3 +128,7 @@ def kind_stem(word: str) -> str:
     if word[-1:] in ("e", "y") and len(word) > 4:
         word = word[:-1]
     return word
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word

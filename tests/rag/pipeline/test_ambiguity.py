@@ -315,3 +315,14 @@ def test_a_reference_by_kind_routed_to_one_look_alike_by_score_is_still_ambiguou
     ).result
     assert named.get("clarification") is None
     assert {c["document_id"] for c in named["citations"]} == {cano.pk}
+
+
+@pytest.mark.django_db
+def test_titles_holding_the_kind_as_written_fit_before_other_forms(tenant, case, ingest_text):
+    services = ingest_text(case, CANO, filename="services.txt", title="Acme Services Agreement")
+    ingest_text(case, APACHE, filename="servicing.txt", title="Loan Servicing Agreement")
+    ask = {"tenant": tenant, "filters": None}
+    as_written = ambiguity.fitting(question="What law governs the services agreement?", **ask)
+    assert [c.document_id for c in as_written] == [services.pk]
+    # No title says "service" otherwise: both forms fit, and the question may mean either.
+    assert len(ambiguity.candidates(question="What law governs the servicer agreement?", **ask)) == 2
