@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
+from datetime import date
 from typing import Protocol
 
 from rag.ingest.titles.parties import find_parties
@@ -362,8 +363,32 @@ def _ends_on(quotes: list[Quote]) -> Opening | None:
             if _DEFINED_START_AFTER.match(_words_after(quote, found)):
                 continue  # "no later than September 2, 2019 (such date, the "Effective Date")": a start
             if ENDS_BEFORE.search(quote.text[max(0, found.start - ENDS_WINDOW) : found.start]):
-                return Opening(f"{readable(found.value)} [{quote.source.citation_id}].")  # type: ignore[arg-type]
+                later = _proviso_end(quote.text[found.end :], found.value)
+                runs_on = f", but its proviso runs to {readable(later)}" if later else ""
+                return Opening(f"{readable(found.value)}{runs_on} [{quote.source.citation_id}].")  # type: ignore[arg-type]
     return None
+
+
+def _proviso_end(after: str, end: date) -> date | None:
+    """A later end date that a proviso of the same sentence gives (`after`: what follows the end
+    date): "shall expire on December 31, 2006; provided, however, that … all licenses granted
+    herein will continue … until March 31, 2008" → 31 March 2008. A lawyer told only the first
+    date would miss the rights that outlast it."""
+    spans = snippets.sentence_spans(after)  # initials and "Mrs." do not end it
+    sentence = after[: spans[0][1]] if spans else after
+    proviso = _PROVISO.search(sentence)
+    if proviso is None:
+        return None
+    rest = sentence[proviso.end() :]
+    for found in dates_in(rest):
+        if found.value > end and ENDS_BEFORE.search(rest[max(0, found.start - ENDS_WINDOW) : found.start]):
+            return found.value
+    return None
+
+
+_PROVISO = re.compile(
+    r"\bprovided(?:,)?\s+(?:however|further|that)\b|\bexcept\s+that\b|\bsave\s+that\b", re.I
+)
 
 
 # A date the words after it define as the start: '(such date, the "Effective Date")'.

@@ -518,3 +518,27 @@ def test_a_renewal_period_written_after_the_term_is_no_term():
         'Term") unless notice is given pursuant to 5.2.'
     )
     assert term_end(clause, {}) is None
+
+
+def test_a_proviso_that_outlasts_the_end_date_is_stated_with_it():
+    # The Glu amendment: the Term ends in 2006, the licences in each Property run on to 2008.
+    glu = source(
+        "5",
+        'The rights granted hereunder shall expire on December 31, 2006 (the "Term"); provided, however, '
+        "that with respect to each Property, including Mr. and Mrs. Smith, all licenses granted herein "
+        "will continue in full force and effect until March 31, 2008.",
+        3,
+    )
+    found = opening("When do the rights expire?", [Quote(glu, glu.text)], [glu])
+    assert found.sentence == "31 December 2006, but its proviso runs to 31 March 2008 [5]."
+    # A later date in another sentence, or one the proviso does not give as an end, is not one.
+    plain = source(
+        "6",
+        "This Agreement shall remain in force until December 31, 2025. Provided that the parties agree in "
+        "writing, it may be renewed. Fees are due by January 15, 2026.",
+        3,
+    )
+    assert (
+        opening("When does it expire?", [Quote(plain, plain.text)], [plain]).sentence
+        == "31 December 2025 [6]."
+    )
