@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 
 from rag import selectors
-from rag.answers.asked import asks_permission
+from rag.answers.asked import asked_value, asks_permission
 from rag.models import Chunk, Document
 from rag.retrieval import service as retrieval
 from rag.retrieval.hits import Hit
@@ -64,10 +64,10 @@ class MatterReviewStage:
             document_id = summarized_document(ctx)
             return self._summarized(ctx, document_id) if document_id is not None else ctx
         if asked.kind != LIST and not chosen:
-            # A yes/no question naming one document is reviewed in it, as if it were chosen (it
-            # opens "Yes."/"No: …"); what a clause says is left to search, which fuses the named
-            # document's passages with the rest of the scope's.
-            if named is None or asked.kind == CLAUSE:
+            # A question naming one document is reviewed in it, as if it were chosen: a yes/no
+            # question opens "Yes."/"No: …"; what a clause says is still answered by search, the
+            # clause the review reads quoted after it where search did not quote it.
+            if named is None:
                 return ctx
             filters = dataclasses.replace(filters, document_ids=(named.documents[0].document_id,))
         review = classify.review(tenant=ctx.tenant, filters=filters, column=asked.column)
@@ -86,7 +86,7 @@ class MatterReviewStage:
         if asked.kind == LIST and len(review.verdicts) >= 2:
             return self._listed(ctx, review)
         if asked.kind != LIST and len(review.verdicts) == 1:
-            return self._one(ctx, review, asked.kind, question)
+            return self._one(ctx, review, asked.kind, question, chosen=chosen)
         return ctx
 
     def _summarized(self, ctx: QueryContext, document_id: int) -> QueryContext:
@@ -121,13 +121,20 @@ class MatterReviewStage:
         )
         return ctx
 
-    def _one(self, ctx: QueryContext, review: classify.Review, kind: str, question: str) -> QueryContext:
-        """`question` as the clause types read it (without the words naming its document)."""
+    def _one(
+        self, ctx: QueryContext, review: classify.Review, kind: str, question: str, *, chosen: bool
+    ) -> QueryContext:
+        """`question` as the clause types read it (without the words naming its document);
+        `chosen`: the scope chose the document (else the question named it)."""
         verdict = review.verdicts[0]
+        if kind == CLAUSE and not (chosen or verdict.present):
+            return ctx  # named, not found: search answers from the scope as asked
         if verdict.present:
             # Search finds the clause the question asks about (its own words: "and with how much
             # notice?"); a yes/no question's answer opens with the review's "Yes.".
             if kind == CLAUSE:
+                if asked_value(question) is None:  # "What audit rights …?", not "When …?"
+                    ctx.clause_evidence = _evidence(verdict)
                 return ctx
             ctx.clause_probability = verdict.probability
             if review.column.key in RESTRICTIONS and asks_permission(question):

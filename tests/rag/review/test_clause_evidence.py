@@ -131,3 +131,40 @@ def test_a_sure_review_outranks_the_word_lists_never_uses_the_words(tenant):
     assert stages.get("missing_clause") == "right of first refusal"  # the word lists' verdict
     assert (result.result["answer"] or "").startswith("Yes."), result.result["message"]
     assert "first negotiating period" in result.result["answer"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("question", "filtered"),
+    [
+        ("What does the non-compete prohibit?", True),  # of the chosen document
+        ("What does the non-compete of the Alpha distribution agreement prohibit?", False),  # named
+    ],
+)
+def test_a_question_about_what_a_clause_says_quotes_the_reviews_evidence_too(
+    tenant, alpha, question, filtered
+):
+    # What a clause says is search's to answer (no "Yes."); the review's reading of the clause is
+    # quoted after it, so a clause stated in two places is cited in both.
+    filters = {"document_ids": [alpha.pk]} if filtered else {"case_ids": [alpha.case_id]}
+    result = run_query(tenant=tenant, question=question, filters=filters, top_k=1, use_cache=False).result
+    assert not result["answer"].startswith(("Yes.", "No", "Probably not")), result["answer"]
+    snippets = [c["snippet"] for c in result["citations"]]
+    assert any("manufacture, sell, distribute or promote" in s for s in snippets)
+    assert any("after the expiration or termination" in s for s in snippets)
+    assert {c["document_id"] for c in result["citations"]} == {alpha.pk}
+
+
+@pytest.mark.django_db
+def test_a_question_asking_a_value_gets_no_evidence(tenant, alpha):
+    # "How long …?" is answered with the duration the quote states; the clause's other places
+    # would read as more answers.
+    result = run_query(
+        tenant=tenant,
+        question="How long does the non-compete last after termination?",
+        filters={"document_ids": [alpha.pk]},
+        use_cache=False,
+    ).result
+    assert "clause_evidence" not in result["provenance"]["stages"] or not result["provenance"]["stages"][
+        "clause_evidence"
+    ].get("added")
