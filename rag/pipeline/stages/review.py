@@ -9,12 +9,15 @@
   context, one passage per document, and the search stages are skipped. None holds it: "None of
   the 25 documents checked holds a non-compete clause." (not the generic "not found").
 - A question about one chosen document naming a clause type: where the review finds the clause,
-  search answers as usual (it finds the part of the clause the question asks about), and a yes/no
-  question's answer opens with "Yes." ("Does this agreement contain a non-compete?"); where the
-  review finds it clearly absent and the cross-encoder agrees that the document's best paragraph
-  for it does not answer the question, "No: <title> does not contain a non-compete clause." (or,
-  for "What insurance must the distributor carry?", "<title> does not contain an insurance
-  requirement.").
+  search answers as usual (it finds the part of the clause the question asks about), the
+  paragraphs the review read the clause in are quoted after it (`clause_evidence`; not for a
+  question asking a value), and a yes/no question's answer opens with "Yes." ("Does this agreement
+  contain a non-compete?"); where the review finds it clearly absent and the cross-encoder agrees
+  that the document's best paragraph for it does not answer the question, "No: <title> does not
+  contain a non-compete clause." (or, for "What insurance must the distributor carry?", "<title>
+  does not contain an insurance requirement.").
+- A question naming one document among those in scope (`named_document`) is judged the same way,
+  except that a question about what a clause the review did not find says is left to search.
 """
 
 from __future__ import annotations
