@@ -347,3 +347,19 @@ def test_a_named_document_the_reader_may_not_read_is_never_reviewed(tenant, othe
     assert theirs.pk not in {citation["document_id"] for citation in omega["citations"]}
     assert not str(omega["answer"]).startswith("Yes."), omega["answer"]
     assert "Omega Distribution Agreement" not in str(omega["answer"]) + str(omega.get("message"))
+
+
+@pytest.mark.django_db
+def test_a_named_yes_no_answer_is_the_same_streamed_and_in_agentic_mode(tenant, matter):
+    case, _ = matter
+    ask = {"tenant": tenant, "question": "Does the Alpha distribution agreement contain a non-compete?"}
+    ask |= {"filters": {"case_ids": [case.pk]}, "use_cache": False}
+    sync = run_query(**ask).result
+    assert sync["answer"].startswith("Yes. Alpha Distribution Agreement states:")
+    agentic = run_query(**ask, agentic=True).result
+    ctx, events = stream_query(**ask)
+    for _ in events:
+        pass
+    for result in (agentic, ctx.result):
+        assert result["answer"].startswith("Yes. "), result["answer"]
+        assert cited_titles(result) == {"Alpha Distribution Agreement"}
