@@ -64,6 +64,8 @@ class QueryContext:
     conversation: list[str] = field(default_factory=list)  # earlier questions of the conversation
 
     # Retrieval
+    # ((query, filters), routing): the question's routing, made once (rag.pipeline.routed)
+    routed: tuple | None = None
     candidates: CandidateSet | None = None
     ranked: RankedSet | None = None
     retrieval: RetrievalResult | None = None

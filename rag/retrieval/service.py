@@ -293,12 +293,15 @@ def search(
     routing_enabled: bool = True,
     candidate_pool: int | None = None,
     index_version: int | None = None,
+    routing: Routing | None = None,
 ) -> CandidateSet:
     """Step 1: route, search (hybrid, semantic or keyword) and score each candidate's relevance.
 
     `candidate_pool` (default RAG_CANDIDATE_POOL) passages are fetched per search leg.
-    `index_version` saves a query when the caller already knows it. A lost database connection
-    is retried (`session.retrying_lost_connection`), then `VectorStoreUnavailable`.
+    `index_version` saves a query when the caller already knows it, and `routing` the routing
+    (`route`, then `with_ambiguity`) when the caller already made it for this query and `filters`.
+    A lost database connection is retried (`session.retrying_lost_connection`), then
+    `VectorStoreUnavailable`.
     """
     if mode not in MODES:
         raise InvalidQuery(f"Unknown search mode {mode!r}.", details={"mode": f"One of {', '.join(MODES)}."})
@@ -317,11 +320,10 @@ def search(
     version = index_version
     if version is None and (routing_enabled or replica.replica_aliases()):
         version = selectors.index_version_get(tenant=tenant)
-    if routing_enabled:
-        routing = route(tenant=tenant, query=query, index_version=version, filters=filters)
-    else:
+    if not routing_enabled:
         routing = Routing("", query)
-    if routing_enabled:
+    elif routing is None:
+        routing = route(tenant=tenant, query=query, index_version=version, filters=filters)
         routing = with_ambiguity(tenant, routing, filters)
     lap("route_ms")
     question = routing.question or query

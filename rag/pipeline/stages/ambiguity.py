@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import math
 
-from rag import selectors
 from rag.retrieval import ambiguity
 from rag.retrieval import service as retrieval
-from rag.retrieval.routing import Routing, route
+from rag.retrieval.routing import Routing
 from rag.review.compare import PASSAGES_PER_SIDE, own_passages
 
 from ..context import QueryContext
+from ..routed import question_routing
 
 
 class EachCandidateStage:
@@ -84,16 +84,10 @@ def ambiguous_routing(ctx: QueryContext) -> Routing | None:
     """The question's routing when it may mean two to MAX_CANDIDATES documents of the request's
     scope (`routing.ambiguous`, each one also routed), as rag.retrieval.service.search decides it;
     None otherwise. A question without a reference to a kind of document costs no query."""
-    question = ctx.search_query or ""
-    if not ambiguity.kind_words(question):
+    if not ambiguity.kind_words(ctx.search_query or ""):
         return None
-    filters = ctx.config.filters
-    version = ctx.index_version
-    if version is None:
-        version = selectors.index_version_get(tenant=ctx.tenant)
-    routing = route(tenant=ctx.tenant, query=question, index_version=version, filters=filters)
     # A question naming its document (by parties, say) keeps its routing (with_ambiguity).
-    routing = retrieval.with_ambiguity(ctx.tenant, routing, filters)
+    routing = question_routing(ctx)
     return routing if len(routing.ambiguous) > 1 and routing.documents else None
 
 

@@ -10,6 +10,7 @@ from django.conf import settings
 from rag.retrieval import service as retrieval
 
 from ..context import QueryContext
+from ..routed import known_routing
 
 
 def found_passages(ctx: QueryContext) -> list | None:
@@ -37,6 +38,7 @@ class RetrieveStage:
             filters=config.filters,
             candidate_pool=max(settings.RAG_CANDIDATE_POOL, config.top_k),
             index_version=ctx.index_version,
+            routing=known_routing(ctx),  # routed already by the matter review, when it ran
         )
         found = ctx.candidates
         ctx.note(

@@ -30,7 +30,7 @@ from rag.models import Chunk, Document
 from rag.retrieval import service as retrieval
 from rag.retrieval.hits import Hit
 from rag.retrieval.rerank import get_reranker
-from rag.retrieval.routing import DOCUMENT_WORD, Routing, resolve_name, route, tokens
+from rag.retrieval.routing import DOCUMENT_WORD, Routing, resolve_name, tokens
 from rag.review import classify
 from rag.review.columns import RESTRICTIONS
 from rag.review.questions import CLAUSE, LIST, PRESENCE, SUMMARY, matter_question, summarized_name
@@ -38,6 +38,7 @@ from rag.review.summary import key_terms
 from tenants.selectors import owned_list
 
 from ..context import QueryContext
+from ..routed import question_routing
 
 MAX_LISTED = 50  # documents a list answer quotes; past that it points to the review table
 CONTEXT_CHARS = 300  # of each document's passage, around its answer window
@@ -180,12 +181,7 @@ def named_document(ctx: QueryContext) -> Routing | None:
     """How search routes the question when it names exactly one document the reader may see in
     scope ("Is the Hydraspin distributorship exclusive?"), else None: nothing named, several
     routed, or a reference by kind that fits several documents (ambiguous)."""
-    filters = ctx.config.filters
-    version = ctx.index_version
-    if version is None:
-        version = selectors.index_version_get(tenant=ctx.tenant)
-    routing = route(tenant=ctx.tenant, query=ctx.search_query or "", index_version=version, filters=filters)
-    routing = retrieval.with_ambiguity(ctx.tenant, routing, filters)
+    routing = question_routing(ctx)
     return routing if len(routing.documents) == 1 and not routing.ambiguous else None
 
 
